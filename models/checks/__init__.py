@@ -1,0 +1,17 @@
+"""Semantic checks on a schema-valid intent. Each returns findings; none raises."""
+
+from __future__ import annotations
+
+from models.checks import addressing, hosts, qos, topology
+from models.findings import Finding
+from models.intent import Intent
+
+__all__ = ["check_intent"]
+
+
+def check_intent(intent: Intent) -> list[Finding]:
+    findings: list[Finding] = []
+    # Topology first: the other checks skip models it has already reported as unknown.
+    for module in (topology, qos, addressing, hosts):
+        findings.extend(module.check(intent))
+    return findings

@@ -1,0 +1,71 @@
+"""Hosts: bonds, NIC speeds and NCCL settings."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from models.checks.common import error, warning
+from models.findings import Finding
+from models.intent import Intent
+
+# Variables rocefab derives from the QoS and bond settings; setting them by hand would let hosts and
+# switches disagree again.
+DERIVED_NCCL_VARIABLES = {
+    "NCCL_IB_HCA", "NCCL_IB_TC", "NCCL_IB_GID_INDEX", "NCCL_SOCKET_IFNAME",
+    "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_TIMEOUT", "NCCL_IB_RETRY_CNT",
+}
+MIN_RECOMMENDED_NIC_GBPS = 200
+
+
+def check(intent: Intent) -> list[Finding]:
+    h = intent.hosts
+    found: list[Finding] = []
+    vlan_ids = {v.id for v in intent.vlans}
+
+    names = Counter(b.name for b in h.bonds)
+    netdevs = Counter(m for b in h.bonds for m in b.members)
+    rdma = Counter(b.rdma_device for b in h.bonds)
+    for i, bond in enumerate(h.bonds):
+        path = ("hosts", "bonds", i)
+        if names[bond.name] > 1:
+            found.append(error("duplicate-bond", (*path, "name"), f"bond name '{bond.name}' is used twice"))
+        if bond.name in netdevs:
+            found.append(error("duplicate-bond", (*path, "name"),
+                               f"bond name '{bond.name}' is also a member interface"))
+        for member in bond.members:
+            if netdevs[member] > 1:
+                found.append(error(
+                    "duplicate-bond-member", (*path, "members"),
+                    f"interface '{member}' is a member of more than one bond (or listed twice)",
+                ))
+        if rdma[bond.rdma_device] > 1:
+            found.append(error(
+                "duplicate-rdma-device", (*path, "rdma_device"),
+                f"RDMA device '{bond.rdma_device}' is given to more than one bond",
+            ))
+        if bond.vlan not in vlan_ids:
+            found.append(error(
+                "unknown-vlan", (*path, "vlan"), f"bond {bond.name} uses VLAN {bond.vlan}, which vlans does not define",
+                "defined: " + ", ".join(str(v) for v in sorted(vlan_ids)),
+            ))
+        if bond.speed_gbps < MIN_RECOMMENDED_NIC_GBPS:
+            found.append(warning(
+                "nic-speed-low", (*path, "speed_gbps"),
+                f"{bond.speed_gbps}G NIC ports are below the {MIN_RECOMMENDED_NIC_GBPS}G recommended per 8-GPU node",
+                "all-reduce across nodes will be network-bound",
+            ))
+
+    for key in sorted(h.nccl.extra_env):
+        if key in DERIVED_NCCL_VARIABLES:
+            found.append(error(
+                "nccl-env-conflict", ("hosts", "nccl", "extra_env", key),
+                f"{key} is derived by rocefab from the intent and cannot be set in extra_env",
+                "set it through qos / hosts.bonds / hosts.nccl instead",
+            ))
+    if h.nccl.socket_ifname in netdevs:
+        found.append(warning(
+            "nccl-socket-on-rdma-port", ("hosts", "nccl", "socket_ifname"),
+            f"NCCL_SOCKET_IFNAME '{h.nccl.socket_ifname}' is a bond member; bond members carry no address",
+            "use the management/front-end interface or the bond itself",
+        ))
+    return found

@@ -1,0 +1,111 @@
+"""QoS consistency: the lossless class, CNP, ECN thresholds, ETS weights and MTU headroom."""
+
+from __future__ import annotations
+
+from models.checks.common import error, info, models_in_use, warning
+from models.findings import Finding
+from models.intent import Intent
+
+# Ethernet header (14) + one 802.1Q tag (4): what a host frame adds on top of its IP MTU.
+L2_OVERHEAD_BYTES = 18
+
+
+def check(intent: Intent) -> list[Finding]:
+    q = intent.qos
+    found: list[Finding] = []
+    roce, cnp = q.roce, q.cnp
+
+    if q.pfc.priorities is not None and tuple(sorted(set(q.pfc.priorities))) != (roce.priority,):
+        found.append(error(
+            "pfc-priority-mismatch", ("qos", "pfc", "priorities"),
+            f"PFC priorities {list(q.pfc.priorities)} differ from the RoCE priority {roce.priority}",
+            f"PFC must cover exactly the lossless RoCE priority: set priorities: [{roce.priority}] or drop the key",
+        ))
+    mapped_roce = q.dscp_map.get(roce.dscp)
+    if mapped_roce is not None and mapped_roce != roce.priority:
+        found.append(error(
+            "roce-dscp-map-conflict", ("qos", "dscp_map", roce.dscp),
+            f"dscp_map sends the RoCE DSCP {roce.dscp} to priority {mapped_roce}, "
+            f"but qos.roce.priority is {roce.priority}",
+            "remove the entry; the RoCE mapping is implied by qos.roce",
+        ))
+    mapped_cnp = q.dscp_map.get(cnp.dscp)
+    if mapped_cnp is not None and mapped_cnp != cnp.priority:
+        found.append(error(
+            "cnp-dscp-map-conflict", ("qos", "dscp_map", cnp.dscp),
+            f"dscp_map sends the CNP DSCP {cnp.dscp} to priority {mapped_cnp}, but qos.cnp.priority is {cnp.priority}",
+            "remove the entry; the CNP mapping is implied by qos.cnp",
+        ))
+    for dscp, prio in sorted(q.dscp_map.items()):
+        if prio == roce.priority and dscp != roce.dscp:
+            found.append(warning(
+                "lossless-class-shared", ("qos", "dscp_map", dscp),
+                f"DSCP {dscp} also lands in the lossless priority {prio}",
+                "non-RoCE traffic in the no-drop queue can trigger PFC storms; map it elsewhere",
+            ))
+
+    if cnp.priority == roce.priority or cnp.priority in q.lossless_priorities:
+        found.append(error(
+            "cnp-priority-lossless", ("qos", "cnp", "priority"),
+            f"CNP priority {cnp.priority} is a lossless (PFC) priority",
+            "CNPs must bypass the paused RoCE queue: give them their own strict-priority class (6 by convention)",
+        ))
+    if cnp.dscp == roce.dscp:
+        found.append(error(
+            "cnp-dscp-conflict", ("qos", "cnp", "dscp"),
+            f"CNP and RoCE data share DSCP {cnp.dscp}",
+            "CNPs need their own DSCP (48 by convention) so switches can queue them strictly",
+        ))
+
+    ecn = q.ecn
+    if ecn.min_threshold_kbytes >= ecn.max_threshold_kbytes:
+        found.append(error(
+            "ecn-threshold-order", ("qos", "ecn", "min_threshold_kbytes"),
+            f"ECN min threshold {ecn.min_threshold_kbytes} KB is not below max {ecn.max_threshold_kbytes} KB",
+            "marking ramps between min and max; min must be smaller",
+        ))
+    for path, model in models_in_use(intent):
+        buffer_kbytes = model.buffer_mbytes * 1000
+        if ecn.max_threshold_kbytes > buffer_kbytes:
+            found.append(error(
+                "ecn-threshold-exceeds-buffer", ("qos", "ecn", "max_threshold_kbytes"),
+                f"ECN max threshold {ecn.max_threshold_kbytes} KB exceeds the {model.buffer_mbytes} MB packet "
+                f"buffer of {model.name} ({'.'.join(map(str, path))})",
+                "queues never grow past the buffer, so marking would never reach its maximum",
+            ))
+
+    ets = q.ets
+    if ets.roce_percent + ets.default_percent != 100:
+        found.append(error(
+            "ets-weights-sum", ("qos", "ets"),
+            f"ETS weights sum to {ets.roce_percent + ets.default_percent}%, not 100%",
+            "roce_percent + default_percent must be 100; CNP is strict priority and takes no share",
+        ))
+
+    found.extend(_mtu(intent))
+    return found
+
+
+def _mtu(intent: Intent) -> list[Finding]:
+    found: list[Finding] = []
+    host, wanted = intent.mtu.host_bytes, intent.mtu.switch_bytes
+    seen: set[str] = set()
+    for _path, model in models_in_use(intent):
+        spec = model.spec
+        effective = min(wanted, spec.mtu_max_bytes)
+        if spec.key in seen:
+            continue
+        seen.add(spec.key)
+        if wanted > spec.mtu_max_bytes:
+            found.append(info(
+                "mtu-capped", ("mtu", "switch_bytes"),
+                f"{spec.display_name} allows at most {spec.mtu_max_bytes} bytes; its interfaces get that",
+            ))
+        if host + L2_OVERHEAD_BYTES > effective:
+            found.append(error(
+                "mtu-too-small", ("mtu", "host_bytes"),
+                f"host MTU {host} + {L2_OVERHEAD_BYTES} bytes of Ethernet/802.1Q header exceeds the "
+                f"{effective}-byte MTU of {spec.display_name} switches",
+                "jumbo frames would be dropped on that hop; raise mtu.switch_bytes or lower mtu.host_bytes",
+            ))
+    return found

@@ -1,0 +1,123 @@
+"""Topology: known models, multihoming per platform, names, ASNs and ECMP width."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from models.catalogue import MODELS, lookup_model
+from models.checks.common import error, warning
+from models.findings import Finding
+from models.intent import Intent
+from models.naming import NameFormatError, host_names_by_pair, spine_names
+
+_ASN_MAX = 4_294_967_294
+
+
+def check(intent: Intent) -> list[Finding]:
+    topo = intent.topology
+    found: list[Finding] = []
+    known = ", ".join(MODELS)
+
+    spine_model = lookup_model(topo.spines.model)
+    if spine_model is None:
+        found.append(error(
+            "unknown-switch-model", ("topology", "spines", "model"),
+            f"no switch model '{topo.spines.model}' in the catalogue", f"known models: {known}",
+        ))
+    platforms = set()
+    for i, pair in enumerate(topo.leaf_pairs):
+        model = lookup_model(pair.model)
+        if model is None:
+            found.append(error(
+                "unknown-switch-model", ("topology", "leaf_pairs", i, "model"),
+                f"no switch model '{pair.model}' in the catalogue", f"known models: {known}",
+            ))
+            continue
+        platforms.add(model.spec)
+        if pair.multihoming is not None and pair.multihoming not in model.spec.multihoming:
+            offered = ", ".join(m.value for m in model.spec.multihoming)
+            found.append(error(
+                "multihoming-unsupported", ("topology", "leaf_pairs", i, "multihoming"),
+                f"{model.spec.display_name} leaf pairs cannot use {pair.multihoming.value}",
+                f"supported here: {offered}",
+            ))
+    if spine_model is not None:
+        platforms.add(spine_model.spec)
+
+    for spec in sorted(platforms, key=lambda s: s.key):
+        if intent.underlay.ecmp_max_paths > spec.ecmp_max_paths:
+            found.append(error(
+                "ecmp-exceeds-platform", ("underlay", "ecmp_max_paths"),
+                f"{spec.display_name} installs at most {spec.ecmp_max_paths} ECMP paths, "
+                f"{intent.underlay.ecmp_max_paths} asked",
+                f"set ecmp_max_paths to {spec.ecmp_max_paths} or less",
+            ))
+    uplinks = topo.spines.count * topo.leaf.uplinks_per_spine
+    if uplinks > intent.underlay.ecmp_max_paths:
+        found.append(warning(
+            "ecmp-narrower-than-uplinks", ("underlay", "ecmp_max_paths"),
+            f"each leaf has {uplinks} uplinks but ECMP uses at most {intent.underlay.ecmp_max_paths}",
+            "the remaining uplinks carry no traffic until another fails",
+        ))
+
+    found.extend(_names(intent))
+    found.extend(_asns(intent))
+    return found
+
+
+def _names(intent: Intent) -> list[Finding]:
+    found: list[Finding] = []
+    topo = intent.topology
+    try:
+        spines = spine_names(intent)
+    except NameFormatError as exc:
+        return [error("name-format-invalid", ("topology", "spines", "name_format"), str(exc),
+                      "use {n} for the spine number, e.g. spine{n}")]
+    try:
+        hosts = host_names_by_pair(intent)
+    except NameFormatError as exc:
+        return [error("name-format-invalid", ("hosts", "name_format"), str(exc),
+                      "use {n} for the host number, e.g. gpu{n:03d}")]
+    if topo.spines.names is not None and len(topo.spines.names) != topo.spines.count:
+        found.append(error(
+            "spine-names-count", ("topology", "spines", "names"),
+            f"{len(topo.spines.names)} names given for {topo.spines.count} spines",
+        ))
+    owners: list[tuple[str, tuple[str | int, ...]]] = [(n, ("topology", "spines")) for n in spines]
+    for i, pair in enumerate(topo.leaf_pairs):
+        owners.append((pair.name, ("topology", "leaf_pairs", i, "name")))
+        owners += [(leaf, ("topology", "leaf_pairs", i, "leaves")) for leaf in pair.leaf_names]
+        owners += [(h, ("topology", "leaf_pairs", i)) for h in hosts[pair.name]]
+    counts = Counter(name for name, _ in owners)
+    reported = set()
+    for name, path in owners:
+        if counts[name] > 1 and name not in reported:
+            reported.add(name)
+            found.append(error(
+                "duplicate-name", path,
+                f"the name '{name}' is used {counts[name]} times (pairs, leaves, spines and hosts share one namespace)",
+                "every device and leaf pair needs its own name",
+            ))
+    for name, path in owners:
+        if len(name) > 63 or not name or not all(c.isalnum() or c == "-" for c in name):
+            found.append(error("invalid-name", path, f"'{name}' is not a valid host name"))
+    return found
+
+
+def _asns(intent: Intent) -> list[Finding]:
+    asn = intent.underlay.asn
+    leaves = 2 * len(intent.topology.leaf_pairs)
+    last = asn.leaf_first + leaves - 1
+    found = []
+    if asn.leaf_first <= asn.spine <= last:
+        found.append(error(
+            "duplicate-asn", ("underlay", "asn", "spine"),
+            f"spine ASN {asn.spine} falls inside the leaf ASN range {asn.leaf_first}-{last}",
+            "leaves would drop routes through the spines as AS-path loops",
+        ))
+    if last > _ASN_MAX:
+        found.append(error(
+            "asn-range-overflow", ("underlay", "asn", "leaf_first"),
+            f"{leaves} leaves starting at {asn.leaf_first} run past the largest ASN {_ASN_MAX}",
+        ))
+    return found

@@ -1,0 +1,257 @@
+"""The intent schema: one YAML document describing a lossless RoCEv2 training fabric.
+
+Every field carries its unit in its name. Defaults follow the de-facto AI-fabric convention (RoCE DSCP 26 on
+priority 3 with PFC and ECN, CNP DSCP 48 on strict priority 6, MTU 9000 on hosts and 9216 on switches) so a
+short intent already describes a complete, consistent fabric.
+"""
+
+from __future__ import annotations
+
+from ipaddress import IPv4Address, IPv4Network
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints, field_validator, model_validator
+
+from models.base import IntentModel
+from models.catalogue import Multihoming
+
+Dscp = Annotated[int, Field(ge=0, le=63, description="DSCP code point, 0-63")]
+Priority = Annotated[int, Field(ge=0, le=7, description="802.1p / switch priority, 0-7")]
+Asn = Annotated[int, Field(ge=1, le=4_294_967_294, description="BGP autonomous system number (asplain)")]
+DeviceName = Annotated[
+    str,
+    StringConstraints(pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"),
+    Field(description="lower-case host name: letters, digits and '-', at most 63 characters"),
+]
+NetdevName = Annotated[
+    str,
+    StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,14}$"),
+    Field(description="Linux interface name (at most 15 characters)"),
+]
+RdmaDeviceName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_]{1,64}$")]
+SpeedGbps = Literal[10, 25, 40, 50, 100, 200, 400, 800]
+
+
+class FabricInfo(IntentModel):
+    name: DeviceName = Field(description="fabric name, printed in every generated file header")
+    description: str = ""
+
+
+# --- QoS -----------------------------------------------------------------------------------------------
+
+
+class Marking(IntentModel):
+    dscp: Dscp
+    priority: Priority
+
+
+class PfcWatchdog(IntentModel):
+    enabled: bool = True
+    polling_interval_ms: int = Field(100, ge=10, le=1000, description="how often paused queues are polled")
+    robustness: int = Field(
+        3, ge=1, le=1000, description="polls a queue must stay paused before the watchdog acts"
+    )
+    recovery_ms: int = Field(1000, ge=100, le=60000, description="pause-free time before a queue is restored")
+
+
+class Pfc(IntentModel):
+    priorities: tuple[Priority, ...] | None = Field(
+        None, description="PFC (no-drop) priorities; default: exactly the RoCE priority"
+    )
+    watchdog: PfcWatchdog = PfcWatchdog()
+    cable_length_m: int = Field(
+        100, ge=1, le=100_000, description="cable length used for PFC headroom where the NOS asks for it"
+    )
+
+
+class Ecn(IntentModel):
+    min_threshold_kbytes: int = Field(150, ge=1, description="queue depth where ECN marking starts")
+    max_threshold_kbytes: int = Field(1500, ge=1, description="queue depth where marking reaches its maximum")
+    max_mark_percent: int = Field(100, ge=1, le=100, description="marking probability at the max threshold")
+
+
+class Ets(IntentModel):
+    """Bandwidth shares of the DWRR queues; the CNP queue is strict priority and takes no share."""
+
+    roce_percent: int = Field(50, ge=1, le=100)
+    default_percent: int = Field(50, ge=0, le=100)
+
+
+class Qos(IntentModel):
+    trust: Literal["dscp"] = Field(
+        "dscp", description="classification source; routed and untagged links carry no PCP, so DSCP"
+    )
+    roce: Marking = Marking(dscp=26, priority=3)
+    cnp: Marking = Marking(dscp=48, priority=6)
+    dscp_map: dict[Dscp, Priority] = Field(
+        default_factory=dict, description="further DSCP -> priority entries (RoCE and CNP are implied)"
+    )
+    pfc: Pfc = Pfc()
+    ecn: Ecn = Ecn()
+    ets: Ets = Ets()
+
+    @property
+    def lossless_priorities(self) -> tuple[int, ...]:
+        return tuple(sorted(self.pfc.priorities)) if self.pfc.priorities is not None else (self.roce.priority,)
+
+
+class Mtu(IntentModel):
+    host_bytes: int = Field(9000, ge=1280, le=9216, description="IP MTU on host NICs and bonds")
+    switch_bytes: int = Field(
+        9216, ge=1500, le=9216, description="interface MTU on switches; capped at each NOS's maximum"
+    )
+
+
+# --- addressing ------------------------------------------------------------------------------------------
+
+
+class Vlan(IntentModel):
+    id: int = Field(ge=1, le=4094)
+    name: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,32}$")]
+    subnet: IPv4Network = Field(description="supernet; each leaf pair routes one slice of it")
+    pair_prefix_length: int = Field(
+        24, ge=16, le=29, description="prefix length of the slice each leaf pair gets"
+    )
+
+
+class Asns(IntentModel):
+    spine: Asn = Field(description="shared by every spine")
+    leaf_first: Asn = Field(description="first leaf ASN; leaves count up from here, one ASN each")
+
+
+class Underlay(IntentModel):
+    asn: Asns
+    ecmp_max_paths: int = Field(64, ge=1, le=128)
+    loopback_subnet: IPv4Network = Field(description="router-id / loopback0 addresses, one /32 each")
+    p2p_subnet: IPv4Network = Field(description="/31 leaf-spine links that cannot be unnumbered")
+    peer_link_subnet: IPv4Network = Field(description="/31 per leaf pair for the MLAG/vPC peer SVI")
+    unnumbered: Literal["auto", "never"] = Field(
+        "auto", description="auto: BGP unnumbered on links where both ends support it"
+    )
+
+
+# --- topology --------------------------------------------------------------------------------------------
+
+
+class Spines(IntentModel):
+    model: str
+    count: int = Field(ge=1, le=128)
+    name_format: str = Field("spine{n}", description="Python format string; n counts from 1")
+    names: tuple[DeviceName, ...] | None = Field(None, description="explicit names, overriding name_format")
+
+
+class PortOverrides(IntentModel):
+    host_cages_from: int | None = Field(None, ge=1, description="first front-panel cage for host links")
+    uplink_cages: tuple[int, ...] | None = Field(None, description="cages for spine uplinks, in order")
+    peer_link_cages: tuple[int, ...] | None = Field(None, description="cages for the peer link")
+
+
+class LeafDefaults(IntentModel):
+    uplinks_per_spine: int = Field(1, ge=1, le=32)
+    uplink_speed_gbps: SpeedGbps | None = Field(
+        None, description="default: the fastest speed both ends offer"
+    )
+    peer_link_links: int = Field(2, ge=1, le=16)
+    peer_link_speed_gbps: SpeedGbps | None = Field(None, description="default: the leaf's native cage speed")
+
+    ports: PortOverrides = PortOverrides()
+
+
+class LeafPair(IntentModel):
+    name: DeviceName
+    model: str
+    hosts: int = Field(0, ge=0, le=1024, description="number of dual-homed hosts on this pair")
+    host_names: tuple[DeviceName, ...] | None = Field(None, description="explicit host names")
+    leaves: tuple[DeviceName, DeviceName] | None = Field(None, description="explicit leaf names")
+    multihoming: Multihoming | None = Field(None, description="default: the platform's native choice")
+    ports: PortOverrides | None = None
+
+    @model_validator(mode="after")
+    def _hosts_match_names(self) -> LeafPair:
+        if self.host_names is not None and self.hosts not in (0, len(self.host_names)):
+            raise ValueError(
+                f"hosts is {self.hosts} but host_names lists {len(self.host_names)}; give one or make them agree"
+            )
+        return self
+
+    @property
+    def host_count(self) -> int:
+        return len(self.host_names) if self.host_names is not None else self.hosts
+
+    @property
+    def leaf_names(self) -> tuple[str, str]:
+        return self.leaves if self.leaves is not None else (f"{self.name}-a", f"{self.name}-b")
+
+
+class Topology(IntentModel):
+    design: Literal["tor-dual-homed"] = "tor-dual-homed"
+    spines: Spines
+    leaf: LeafDefaults = LeafDefaults()
+    leaf_pairs: tuple[LeafPair, ...] = Field(min_length=1)
+
+
+# --- hosts -----------------------------------------------------------------------------------------------
+
+
+class Bond(IntentModel):
+    """One dual-port NIC bonded with LACP: member 0 cables to leaf a, member 1 to leaf b of the host's pair."""
+
+    name: NetdevName = "bond0"
+    members: tuple[NetdevName, NetdevName]
+    rdma_device: RdmaDeviceName = Field(description="RDMA device of the RoCE LAG, e.g. mlx5_bond_0")
+    speed_gbps: SpeedGbps = Field(description="speed of each member port")
+    vlan: int = Field(ge=1, le=4094, description="training VLAN the bond sits in")
+
+
+class Nccl(IntentModel):
+    socket_ifname: str = Field(description="bootstrap/out-of-band interface for NCCL_SOCKET_IFNAME")
+    gid_index: int | None = Field(3, ge=0, le=255, description="NCCL_IB_GID_INDEX; null lets NCCL choose")
+    qps_per_connection: int = Field(4, ge=1, le=128, description="NCCL_IB_QPS_PER_CONNECTION (ECMP entropy)")
+    ib_timeout: int = Field(20, ge=1, le=31, description="NCCL_IB_TIMEOUT exponent")
+    ib_retry_cnt: int = Field(7, ge=0, le=7, description="NCCL_IB_RETRY_CNT")
+    extra_env: dict[
+        Annotated[str, StringConstraints(pattern=r"^NCCL_[A-Z0-9_]+$")], str
+    ] = Field(default_factory=dict, description="further NCCL_* variables, written verbatim")
+
+
+class Ethtool(IntentModel):
+    rx_ring: int = Field(8192, ge=64, le=8192)
+    tx_ring: int = Field(8192, ge=64, le=8192)
+
+    @field_validator("rx_ring", "tx_ring")
+    @classmethod
+    def _power_of_two(cls, value: int) -> int:
+        if value & (value - 1):
+            raise ValueError(f"ring size must be a power of two (mlx5 rounds otherwise), got {value}")
+        return value
+
+
+class Hosts(IntentModel):
+    name_format: str = Field("gpu{n:03d}", description="Python format string; n counts from 1 across pairs")
+    bonds: tuple[Bond, ...] = Field(min_length=1)
+    nccl: Nccl
+    ethtool: Ethtool = Ethtool()
+
+
+class Management(IntentModel):
+    """Out-of-band management addressing of the switches (mgmt VRF, management port)."""
+
+    subnet: IPv4Network
+    gateway: IPv4Address
+    first_offset: int = Field(10, ge=1, description="the first switch gets subnet address number first_offset")
+
+
+class Intent(IntentModel):
+    """A lossless RoCEv2 training fabric: QoS, MTU, VLANs, underlay, topology and hosts."""
+
+    schema_version: Literal[1] = 1
+    fabric: FabricInfo
+    qos: Qos = Qos()
+    mtu: Mtu = Mtu()
+    vlans: tuple[Vlan, ...] = Field(min_length=1)
+    underlay: Underlay
+    topology: Topology
+    hosts: Hosts
+    management: Management | None = Field(
+        None, description="switch management addresses; needed for vPC keepalives and MLAG backup links"
+    )

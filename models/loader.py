@@ -1,0 +1,244 @@
+"""Load an intent YAML file into a validated `Intent`, keeping where every key came from.
+
+Errors name `file:line:col field.path: message`, so a user with a 300-line intent goes straight to the
+offending key. YAML is read with YAML 1.2 booleans (only true/false), because YAML 1.1 turns `on`, `no` and
+`yes` into booleans and a host named `no` or a value `on` should never change meaning silently.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path as FsPath
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from models.findings import Path, dotted
+from models.intent import Intent
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    line: int  # 1-based
+    col: int  # 1-based
+
+
+@dataclass(frozen=True, slots=True)
+class LoadError:
+    file: str
+    position: Position
+    path: Path
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.position.line}:{self.position.col}"
+        field_path = dotted(self.path)
+        return f"{where} {field_path}: {self.message}" if field_path else f"{where} {self.message}"
+
+
+class IntentLoadError(Exception):
+    """The intent could not be read or does not match the schema; nothing downstream may run."""
+
+    def __init__(self, errors: list[LoadError]) -> None:
+        super().__init__("\n".join(str(e) for e in errors))
+        self.errors = errors
+
+
+@dataclass(frozen=True)
+class SourceMap:
+    """Where each key or list item of the document starts."""
+
+    file: str
+    positions: dict[Path, Position] = field(default_factory=dict)
+
+    def locate(self, path: Path) -> Position:
+        """Position of `path`, or of its nearest ancestor that exists in the file."""
+        for end in range(len(path), -1, -1):
+            found = self.positions.get(tuple(path[:end]))
+            if found is not None:
+                return found
+        return Position(1, 1)
+
+
+@dataclass(frozen=True)
+class LoadedIntent:
+    intent: Intent
+    source: SourceMap
+    file_name: str
+    sha256: str
+
+
+class _Yaml12Loader(yaml.SafeLoader):
+    """SafeLoader whose booleans are YAML 1.2's: only true/false (any case)."""
+
+
+_Yaml12Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+
+
+def _position(node: yaml.Node) -> Position:
+    return Position(node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+class _Builder:
+    """Turns a composed YAML node tree into plain data while recording positions and duplicate keys."""
+
+    def __init__(self, loader: _Yaml12Loader, file: str) -> None:
+        self.loader = loader
+        self.file = file
+        self.positions: dict[Path, Position] = {}
+        self.errors: list[LoadError] = []
+
+    def build(self, node: yaml.Node, path: Path) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            self.loader.flatten_mapping(node)
+            result: dict[Any, Any] = {}
+            for key_node, value_node in node.value:
+                key = self.loader.construct_object(key_node, deep=True)
+                if not isinstance(key, str | int) or isinstance(key, bool):
+                    self.errors.append(
+                        LoadError(self.file, _position(key_node), path, f"unsupported key {key!r}")
+                    )
+                    continue
+                child = (*path, key)
+                if key in result:
+                    first = self.positions[child]
+                    self.errors.append(
+                        LoadError(
+                            self.file,
+                            _position(key_node),
+                            child,
+                            f"duplicate key '{key}' (first given on line {first.line}); "
+                            "YAML would silently keep only the last one",
+                        )
+                    )
+                    continue
+                self.positions[child] = _position(key_node)
+                result[key] = self.build(value_node, child)
+            return result
+        if isinstance(node, yaml.SequenceNode):
+            items = []
+            for index, item in enumerate(node.value):
+                self.positions[(*path, index)] = _position(item)
+                items.append(self.build(item, (*path, index)))
+            return items
+        return self.loader.construct_object(node, deep=True)
+
+
+def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
+    """Parse YAML text into plain data plus a `SourceMap`; raise `IntentLoadError` on malformed input."""
+    loader = _Yaml12Loader(text)
+    try:
+        node = loader.get_single_node()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        pos = Position(mark.line + 1, mark.column + 1) if mark else Position(1, 1)
+        raise IntentLoadError([LoadError(file, pos, (), f"not valid YAML: {exc.problem}")]) from None
+    finally:
+        loader.dispose()
+    if node is None:
+        raise IntentLoadError([LoadError(file, Position(1, 1), (), "the file is empty")])
+    builder = _Builder(loader, file)
+    data = builder.build(node, ())
+    if builder.errors:
+        raise IntentLoadError(builder.errors)
+    source = SourceMap(file, {(): _position(node), **builder.positions})
+    return data, source
+
+
+def _model_fields_at(path: Path) -> list[str] | None:
+    """Field names the schema allows at `path` (a mapping inside the intent), for 'did you mean' hints."""
+    current: Any = Intent
+    for part in path:
+        if isinstance(part, int):
+            continue
+        model = _as_model(current)
+        if model is None or part not in model.model_fields:
+            return None
+        current = model.model_fields[part].annotation
+    model = _as_model(current)
+    return list(model.model_fields) if model is not None else None
+
+
+def _as_model(annotation: Any) -> type[BaseModel] | None:
+    """The BaseModel inside an annotation such as `X`, `X | None` or `tuple[X, ...]`."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType, tuple, list, typing.Annotated):
+        for arg in typing.get_args(annotation):
+            found = _as_model(arg)
+            if found is not None:
+                return found
+    return None
+
+
+def _describe(error: dict[str, Any], path: Path) -> str:
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        key = path[-1] if path else "?"
+        allowed = _model_fields_at(path[:-1]) or []
+        close = difflib.get_close_matches(str(key), allowed, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        return f"unknown key '{key}'{hint} (allowed here: {', '.join(allowed)})"
+    if kind == "missing":
+        return f"required key '{path[-1]}' is missing"
+    value = error.get("input")
+    shown = f" (got {value!r})" if not isinstance(value, dict | list) else ""
+    return f"{error['msg']}{shown}"
+
+
+def _clean_loc(loc: tuple[Any, ...]) -> Path:
+    # Pydantic adds markers such as '[key]' for dict-key errors or a validator name for
+    # model-level errors; the user only knows their own keys.
+    return tuple(p for p in loc if isinstance(p, int) or (isinstance(p, str) and not p.startswith("[")))
+
+
+def validate_data(data: Any, source: SourceMap) -> Intent:
+    if not isinstance(data, dict):
+        raise IntentLoadError(
+            [LoadError(source.file, source.locate(()), (), "the intent must be a YAML mapping at top level")]
+        )
+    try:
+        return Intent.model_validate(data)
+    except ValidationError as exc:
+        raw = [(_clean_loc(e["loc"]), e) for e in exc.errors(include_url=False)]
+        # A container whose item failed is also reported as too short; the item's own error is the news.
+        deeper = {path[:i] for path, _ in raw for i in range(len(path))}
+        errors = [
+            LoadError(source.file, source.locate(path), path, _describe(error, path))
+            for path, error in raw
+            if not (error["type"] == "too_short" and path in deeper)
+        ]
+        errors.sort(key=lambda e: (e.position.line, e.position.col))
+        raise IntentLoadError(errors) from None
+
+
+def load_intent(file: str | FsPath) -> LoadedIntent:
+    """Read, parse and schema-validate an intent file."""
+    fs_path = FsPath(file)
+    shown = str(file)
+    try:
+        raw = fs_path.read_bytes()
+    except OSError as exc:
+        raise IntentLoadError([LoadError(shown, Position(1, 1), (), f"cannot read: {exc.strerror}")]) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise IntentLoadError(
+            [LoadError(shown, Position(1, 1), (), f"not UTF-8 text (byte {exc.start})")]
+        ) from None
+    data, source = parse_yaml(text, shown)
+    intent = validate_data(data, source)
+    return LoadedIntent(intent, source, fs_path.name, hashlib.sha256(raw).hexdigest())

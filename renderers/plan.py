@@ -1,0 +1,270 @@
+"""The resolved fabric: every device, port, link, address, ASN and queue, as plain frozen data.
+
+The planner builds it once; every renderer, check and artifact reads it and decides nothing more. It dumps
+to JSON (`rocefab plan --json`) so operators and other tools can consume the same truth.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class Role(StrEnum):
+    SPINE = "spine"
+    LEAF = "leaf"
+
+
+class PortRole(StrEnum):
+    HOST = "host"  # leaf port facing a host NIC
+    UPLINK = "uplink"  # leaf port facing a spine
+    DOWNLINK = "downlink"  # spine port facing a leaf
+    PEER_LINK = "peer-link"  # leaf port facing its MLAG/vPC peer
+
+
+class LinkKind(StrEnum):
+    HOST = "host"
+    FABRIC = "fabric"
+    PEER_LINK = "peer-link"
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    device: str
+    port: str
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    kind: LinkKind
+    a: Endpoint  # the switch side for host links; the leaf side for fabric links
+    b: Endpoint
+    speed_gbps: int
+
+
+@dataclass(frozen=True, slots=True)
+class Breakout:
+    """A front-panel cage split into `factor` children of `child_speed_gbps` each."""
+
+    cage: int
+    parent: str  # the cage's unbroken port name
+    factor: int
+    child_speed_gbps: int
+    lanes_per_child: int
+    children: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchPort:
+    name: str
+    cage: int
+    role: PortRole
+    speed_gbps: int
+    lanes: int
+    broken_out: bool
+    peer: Endpoint
+    description: str
+    ipv4: str | None = None  # "10.0.64.1/31" for numbered routed links
+    unnumbered: bool = False  # BGP over the IPv6 link-local address
+    lag: str | None = None  # name of the LAG this port is a member of
+
+
+@dataclass(frozen=True, slots=True)
+class Lag:
+    name: str  # platform interface name: Port-Channel1, port-channel1, bond1, peerlink
+    number: int
+    role: PortRole  # HOST or PEER_LINK
+    members: tuple[str, ...]
+    description: str
+    access_vlan: int | None = None  # host LAGs
+    mlag_id: int | None = None  # host LAGs: the MLAG/vPC id shared by both leaves
+    host: str | None = None
+    host_bond: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Svi:
+    vlan: int
+    name: str
+    ipv4: str  # this leaf's own address, with prefix length
+    virtual_ipv4: str | None  # anycast gateway shared by the pair (training VLANs only)
+    prefix: str  # the routed slice, advertised into BGP
+    peer_link: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class BgpNeighbor:
+    peer_device: str
+    remote_asn: int
+    description: str
+    group: str  # SPINES, LEAVES or MLAG-PEER
+    interface: str | None = None  # unnumbered: the local interface
+    address: str | None = None  # numbered: the peer's address
+
+
+@dataclass(frozen=True, slots=True)
+class Bgp:
+    asn: int
+    router_id: str
+    max_paths: int
+    networks: tuple[str, ...]
+    neighbors: tuple[BgpNeighbor, ...]
+    uses_unnumbered: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Mlag:
+    kind: str  # "mlag" or "vpc"
+    domain_id: int
+    domain_name: str
+    peer: str
+    primary: bool  # leaf a of the pair
+    peer_link: str  # LAG name
+    peer_vlan: int
+    local_ipv4: str  # "/31" address on the peer SVI
+    peer_ipv4: str
+    system_mac: str  # Cumulus MLAG system MAC / EOS virtual-router MAC
+    keepalive_source: str | None  # management addresses (vPC keepalive, MLAG backup)
+    keepalive_destination: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Management:
+    interface: str
+    ipv4: str
+    gateway: str
+
+
+@dataclass(frozen=True, slots=True)
+class Switch:
+    name: str
+    role: Role
+    model: str
+    platform: str
+    release: str
+    pair: str | None
+    asn: int
+    loopback_ipv4: str
+    mtu_bytes: int
+    queue_keyword: str
+    breakouts: tuple[Breakout, ...]
+    ports: tuple[SwitchPort, ...]
+    lags: tuple[Lag, ...]
+    vlans: tuple[int, ...]  # training VLANs present on this switch
+    svis: tuple[Svi, ...]
+    bgp: Bgp
+    mlag: Mlag | None
+    management: Management | None
+
+
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    netdev: str
+    switch: str
+    port: str
+
+
+@dataclass(frozen=True, slots=True)
+class HostBond:
+    name: str
+    members: tuple[HostPort, HostPort]
+    rdma_device: str
+    speed_gbps: int
+    vlan: int
+    ipv4: str  # with prefix length
+    gateway: str
+    routes: tuple[str, ...]  # prefixes reached through the gateway
+
+
+@dataclass(frozen=True, slots=True)
+class Host:
+    name: str
+    pair: str
+    bonds: tuple[HostBond, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Qos:
+    trust: str
+    roce_dscp: int
+    roce_priority: int
+    cnp_dscp: int
+    cnp_priority: int
+    dscp_to_priority: tuple[tuple[int, int], ...]  # every explicit mapping, sorted by DSCP
+    lossless_priorities: tuple[int, ...]
+    # Traffic class / queue of each priority. rocefab keeps it the identity on every platform so that
+    # "priority 3", "traffic-class 3", "qos-group 3" and "queue 3" are one and the same thing.
+    ecn_min_kbytes: int
+    ecn_max_kbytes: int
+    ecn_max_mark_percent: int
+    ets_roce_percent: int
+    ets_default_percent: int
+    watchdog_enabled: bool
+    watchdog_polling_interval_ms: int
+    watchdog_robustness: int
+    watchdog_recovery_ms: int
+    cable_length_m: int
+    roce_tos: int  # IPv4 TOS byte hosts put on RoCE packets: DSCP << 2 | ECT(0)
+
+    @property
+    def pfc_vector(self) -> tuple[int, ...]:
+        """PFC enable flags for priorities 0-7, as `mlnx_qos --pfc` takes them."""
+        return tuple(1 if p in self.lossless_priorities else 0 for p in range(8))
+
+
+@dataclass(frozen=True, slots=True)
+class Vlan:
+    id: int
+    name: str
+    subnet: str
+
+
+@dataclass(frozen=True, slots=True)
+class HostProfile:
+    mtu_bytes: int
+    rx_ring: int
+    tx_ring: int
+    nccl_env: tuple[tuple[str, str], ...]  # without NCCL_IB_HCA, which is per host
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where the plan came from, printed in every generated file's header."""
+
+    fabric: str
+    description: str
+    intent_file: str
+    intent_sha256: str
+    rocefab_version: str
+
+
+@dataclass(frozen=True, slots=True)
+class FabricPlan:
+    source: Source
+    qos: Qos
+    vlans: tuple[Vlan, ...]
+    switches: tuple[Switch, ...]
+    hosts: tuple[Host, ...]
+    links: tuple[Link, ...]
+    host_profile: HostProfile
+
+    def switch(self, name: str) -> Switch:
+        for sw in self.switches:
+            if sw.name == name:
+                return sw
+        raise KeyError(name)
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def plan_to_json(plan: FabricPlan) -> str:
+    return json.dumps(_plain(plan), indent=2, sort_keys=False) + "\n"

@@ -1,0 +1,424 @@
+"""Resolve a checked intent into a `FabricPlan`: names, ports, links, addresses, ASNs, LAGs, BGP and QoS."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from ipaddress import IPv4Address, IPv4Network
+
+from models.catalogue import Multihoming, SwitchModel, lookup_model
+from models.findings import Finding, Path, Severity
+from models.intent import Intent, LeafPair
+from models.naming import host_names_by_pair, spine_names
+from renderers.natural import natural_key
+from renderers.plan import (
+    Bgp,
+    BgpNeighbor,
+    Endpoint,
+    FabricPlan,
+    Host,
+    HostBond,
+    HostPort,
+    HostProfile,
+    Lag,
+    Link,
+    LinkKind,
+    Management,
+    Mlag,
+    PortRole,
+    Qos,
+    Role,
+    Source,
+    Svi,
+    Switch,
+    SwitchPort,
+    Vlan,
+)
+from renderers.ports import AllocationError, Port, PortAllocator
+
+ECT0 = 0b10  # ECN-capable transport (0): what ConnectX sends with DCQCN enabled
+FIRST_HOST_OFFSET = 4  # in each VLAN slice: .1 gateway VIP, .2 leaf a, .3 leaf b, hosts from .4
+PEER_LINK_LAG_NUMBER = 1000
+MLAG_MAC_PREFIX = "44:38:39:ff"  # Cumulus reserved MLAG system-MAC range
+VARP_MAC = "00:1c:73:00:00:01"
+
+
+class PlanningError(Exception):
+    def __init__(self, findings: list[Finding]) -> None:
+        super().__init__("; ".join(f.message for f in findings))
+        self.findings = findings
+
+
+@dataclass(slots=True)
+class _SwitchDraft:
+    """Mutable working state for one switch while the planner fills it in."""
+
+    name: str
+    role: Role
+    model: SwitchModel
+    pair: str | None
+    asn: int
+    loopback: IPv4Address
+    allocator: PortAllocator
+    ports: list[SwitchPort]
+    lags: list[Lag]
+    svis: list[Svi]
+    neighbors: list[BgpNeighbor]
+    networks: list[str]
+    mlag: Mlag | None = None
+    management: Management | None = None
+
+
+def _address(net: IPv4Network, offset: int) -> IPv4Address:
+    return net.network_address + offset
+
+
+def _slice(net: IPv4Network, prefix_length: int, index: int) -> IPv4Network:
+    size = 2 ** (32 - prefix_length)
+    return IPv4Network((int(net.network_address) + index * size, prefix_length))
+
+
+def plan_qos(intent: Intent) -> Qos:
+    q = intent.qos
+    mapping = dict(q.dscp_map)
+    mapping[q.roce.dscp] = q.roce.priority
+    mapping[q.cnp.dscp] = q.cnp.priority
+    wd = q.pfc.watchdog
+    return Qos(
+        trust=q.trust,
+        roce_dscp=q.roce.dscp,
+        roce_priority=q.roce.priority,
+        cnp_dscp=q.cnp.dscp,
+        cnp_priority=q.cnp.priority,
+        dscp_to_priority=tuple(sorted(mapping.items())),
+        lossless_priorities=q.lossless_priorities,
+        ecn_min_kbytes=q.ecn.min_threshold_kbytes,
+        ecn_max_kbytes=q.ecn.max_threshold_kbytes,
+        ecn_max_mark_percent=q.ecn.max_mark_percent,
+        ets_roce_percent=q.ets.roce_percent,
+        ets_default_percent=q.ets.default_percent,
+        watchdog_enabled=wd.enabled,
+        watchdog_polling_interval_ms=wd.polling_interval_ms,
+        watchdog_robustness=wd.robustness,
+        watchdog_recovery_ms=wd.recovery_ms,
+        cable_length_m=q.pfc.cable_length_m,
+        roce_tos=(q.roce.dscp << 2) | ECT0,
+    )
+
+
+class _Planner:
+    def __init__(self, intent: Intent, source: Source) -> None:
+        self.intent = intent
+        self.source = source
+        self.findings: list[Finding] = []
+        self.links: list[Link] = []
+        self.p2p_next = 0
+
+    def fail(self, exc: AllocationError, path: Path) -> None:
+        self.findings.append(Finding(exc.code, Severity.ERROR, path, exc.message, exc.hint))
+
+    # --- devices ------------------------------------------------------------------------------------------
+
+    def _draft(self, name: str, role: Role, model: SwitchModel, pair: str | None, asn: int, index: int) -> _SwitchDraft:
+        lo = _address(self.intent.underlay.loopback_subnet, index + 1)
+        mgmt = None
+        m = self.intent.management
+        if m is not None:
+            mgmt = Management(
+                model.spec.mgmt_interface,
+                f"{_address(m.subnet, m.first_offset + index)}/{m.subnet.prefixlen}",
+                str(m.gateway),
+            )
+        return _SwitchDraft(
+            name, role, model, pair, asn, lo, PortAllocator(model, name), [], [], [], [], [f"{lo}/32"],
+            management=mgmt,
+        )
+
+    def build(self) -> FabricPlan:
+        intent = self.intent
+        topo = intent.topology
+        spine_model = lookup_model(topo.spines.model)
+        assert spine_model is not None, "check_intent reports unknown models before planning"
+        spines = [
+            self._draft(name, Role.SPINE, spine_model, None, intent.underlay.asn.spine, i)
+            for i, name in enumerate(spine_names(intent))
+        ]
+        hosts_by_pair = host_names_by_pair(intent)
+        index = len(spines)
+        leaves: list[_SwitchDraft] = []
+        hosts: list[Host] = []
+        for p, pair in enumerate(topo.leaf_pairs):
+            model = lookup_model(pair.model)
+            assert model is not None
+            pair_leaves = [
+                self._draft(
+                    leaf_name, Role.LEAF, model, pair.name, intent.underlay.asn.leaf_first + 2 * p + side,
+                    index + side,
+                )
+                for side, leaf_name in enumerate(pair.leaf_names)
+            ]
+            index += 2
+            leaves += pair_leaves
+            try:
+                hosts += self._plan_pair(p, pair, pair_leaves, spines, hosts_by_pair[pair.name])
+            except AllocationError as exc:
+                self.fail(exc, ("topology", "leaf_pairs", p))
+        if self.findings:
+            raise PlanningError(self.findings)
+        return FabricPlan(
+            source=self.source,
+            qos=plan_qos(intent),
+            vlans=tuple(Vlan(v.id, v.name, str(v.subnet)) for v in sorted(intent.vlans, key=lambda v: v.id)),
+            switches=tuple(self._freeze(d) for d in (*spines, *leaves)),
+            hosts=tuple(hosts),
+            links=tuple(self.links),
+            host_profile=self._host_profile(),
+        )
+
+    # --- one leaf pair ------------------------------------------------------------------------------------
+
+    def _plan_pair(
+        self, p: int, pair: LeafPair, leaves: list[_SwitchDraft], spines: list[_SwitchDraft], host_names: list[str]
+    ) -> list[Host]:
+        intent = self.intent
+        leaf_defaults = intent.topology.leaf
+        model = leaves[0].model
+        spec = model.spec
+        overrides = pair.ports or leaf_defaults.ports
+        peer_speed = leaf_defaults.peer_link_speed_gbps or max(g.speed_gbps for g in model.cage_groups)
+        uplink_speed = leaf_defaults.uplink_speed_gbps or self._common_speed(model, spines[0].model)
+        uplink_count = len(spines) * leaf_defaults.uplinks_per_spine
+
+        # Both leaves of a pair are the same model and take the same requests, so they get identical ports.
+        allocations = []
+        for leaf in leaves:
+            alloc = leaf.allocator
+            if overrides.peer_link_cages is not None:
+                peer = alloc.take(peer_speed, leaf_defaults.peer_link_links, overrides.peer_link_cages,
+                                  "the peer link", explicit=True)
+            else:
+                peer = alloc.reserve_top(peer_speed, leaf_defaults.peer_link_links, "the peer link")
+            if overrides.uplink_cages is not None:
+                up = alloc.take(uplink_speed, uplink_count, overrides.uplink_cages, "spine uplinks", explicit=True)
+            else:
+                up = alloc.reserve_top(uplink_speed, uplink_count, "spine uplinks")
+            first = overrides.host_cages_from or 1
+            host_ports: list[list[Port]] = []
+            for host in host_names:
+                host_ports.append([
+                    alloc.take(bond.speed_gbps, 1, alloc.ascending_cages(first), f"host {host} {bond.name}")[0]
+                    for bond in intent.hosts.bonds
+                ])
+            allocations.append((peer, up, host_ports))
+
+        multihoming = pair.multihoming or spec.multihoming[0]
+        self._peer_link(p, pair, leaves, [a[0] for a in allocations], multihoming)
+        for leaf, (_, up, _) in zip(leaves, allocations, strict=True):
+            self._uplinks(leaf, up, spines)
+        return self._hosts(p, pair, leaves, [a[2] for a in allocations], host_names)
+
+    def _common_speed(self, leaf: SwitchModel, spine: SwitchModel) -> int:
+        common = set(leaf.speeds_gbps()) & set(spine.speeds_gbps())
+        if not common:
+            raise AllocationError(
+                "link-speed-mismatch",
+                f"{leaf.name} and {spine.name} share no port speed for uplinks",
+                "set topology.leaf.uplink_speed_gbps or choose compatible models",
+            )
+        return max(common)
+
+    def _peer_link(
+        self, p: int, pair: LeafPair, leaves: list[_SwitchDraft], ports: list[list[Port]], kind: Multihoming
+    ) -> None:
+        spec = leaves[0].model.spec
+        net = self.intent.underlay.peer_link_subnet
+        addresses = [_address(net, 2 * p), _address(net, 2 * p + 1)]
+        mgmt = [leaf.management.ipv4.split("/")[0] if leaf.management else None for leaf in leaves]
+        for side, leaf in enumerate(leaves):
+            other = 1 - side
+            peer = leaves[other]
+            members = []
+            for mine, theirs in zip(ports[side], ports[other], strict=True):
+                leaf.ports.append(SwitchPort(
+                    mine.name, mine.cage, PortRole.PEER_LINK, mine.speed_gbps, mine.lanes, mine.broken_out,
+                    Endpoint(peer.name, theirs.name), f"{peer.name} {theirs.name} peer-link",
+                    lag=spec.peer_link_lag,
+                ))
+                members.append(mine.name)
+                if side == 0:
+                    self.links.append(Link(LinkKind.PEER_LINK, Endpoint(leaf.name, mine.name),
+                                           Endpoint(peer.name, theirs.name), mine.speed_gbps))
+            leaf.lags.append(Lag(spec.peer_link_lag, PEER_LINK_LAG_NUMBER, PortRole.PEER_LINK, tuple(members),
+                                 f"{peer.name} peer-link"))
+            leaf.mlag = Mlag(
+                kind="vpc" if kind is Multihoming.VPC else "mlag",
+                domain_id=p + 1,
+                domain_name=pair.name,
+                peer=peer.name,
+                primary=side == 0,
+                peer_link=spec.peer_link_lag,
+                peer_vlan=spec.peer_vlan_default,
+                local_ipv4=f"{addresses[side]}/31",
+                peer_ipv4=str(addresses[other]),
+                system_mac=f"{MLAG_MAC_PREFIX}:{(p >> 8) & 0xFF:02x}:{p & 0xFF:02x}",
+                keepalive_source=mgmt[side],
+                keepalive_destination=mgmt[other],
+            )
+            session_interface = spec.peer_session_interface
+            leaf.neighbors.append(BgpNeighbor(
+                peer.name, peer.asn, f"{peer.name} mlag-peer", "MLAG-PEER",
+                interface=session_interface, address=None if session_interface else str(addresses[other]),
+            ))
+            if session_interface is None:
+                leaf.svis.append(Svi(
+                    spec.peer_vlan_default, "mlag-peer", f"{addresses[side]}/31", None,
+                    str(IPv4Network(f"{addresses[side]}/31", strict=False)), peer_link=True,
+                ))
+
+    def _uplinks(self, leaf: _SwitchDraft, ports: list[Port], spines: list[_SwitchDraft]) -> None:
+        per_spine = self.intent.topology.leaf.uplinks_per_spine
+        for i, mine in enumerate(ports):
+            spine = spines[i // per_spine]
+            theirs = spine.allocator.take(mine.speed_gbps, 1, spine.allocator.ascending_cages(),
+                                          f"downlink to {leaf.name}")[0]
+            unnumbered = (
+                self.intent.underlay.unnumbered == "auto"
+                and leaf.model.spec.bgp_unnumbered
+                and spine.model.spec.bgp_unnumbered
+            )
+            leaf_ip = spine_ip = None
+            if not unnumbered:
+                net = self.intent.underlay.p2p_subnet
+                if 2 * self.p2p_next + 1 >= net.num_addresses:
+                    raise AllocationError("address-pool-too-small",
+                                          f"underlay.p2p_subnet {net} ran out of /31s", "use a larger p2p_subnet")
+                spine_addr, leaf_addr = _address(net, 2 * self.p2p_next), _address(net, 2 * self.p2p_next + 1)
+                self.p2p_next += 1
+                spine_ip, leaf_ip = f"{spine_addr}/31", f"{leaf_addr}/31"
+            leaf.ports.append(SwitchPort(
+                mine.name, mine.cage, PortRole.UPLINK, mine.speed_gbps, mine.lanes, mine.broken_out,
+                Endpoint(spine.name, theirs.name), f"{spine.name} {theirs.name}", leaf_ip, unnumbered,
+            ))
+            spine.ports.append(SwitchPort(
+                theirs.name, theirs.cage, PortRole.DOWNLINK, theirs.speed_gbps, theirs.lanes, theirs.broken_out,
+                Endpoint(leaf.name, mine.name), f"{leaf.name} {mine.name}", spine_ip, unnumbered,
+            ))
+            leaf.neighbors.append(BgpNeighbor(
+                spine.name, spine.asn, f"{spine.name} {theirs.name}", "SPINES",
+                interface=mine.name if unnumbered else None,
+                address=None if unnumbered else spine_ip.split("/")[0] if spine_ip else None,
+            ))
+            spine.neighbors.append(BgpNeighbor(
+                leaf.name, leaf.asn, f"{leaf.name} {mine.name}", "LEAVES",
+                interface=theirs.name if unnumbered else None,
+                address=None if unnumbered else leaf_ip.split("/")[0] if leaf_ip else None,
+            ))
+            self.links.append(Link(LinkKind.FABRIC, Endpoint(leaf.name, mine.name),
+                                   Endpoint(spine.name, theirs.name), mine.speed_gbps))
+
+    def _hosts(
+        self, p: int, pair: LeafPair, leaves: list[_SwitchDraft], ports: list[list[list[Port]]], names: list[str]
+    ) -> list[Host]:
+        intent = self.intent
+        spec = leaves[0].model.spec
+        bonds = intent.hosts.bonds
+        vlans = {v.id: v for v in intent.vlans}
+        slices = {v.id: _slice(v.subnet, v.pair_prefix_length, p) for v in intent.vlans}
+        for side, leaf in enumerate(leaves):
+            for vlan in sorted(vlans.values(), key=lambda v: v.id):
+                net = slices[vlan.id]
+                leaf.svis.append(Svi(
+                    vlan.id, vlan.name, f"{_address(net, 2 + side)}/{net.prefixlen}",
+                    str(_address(net, 1)), str(net),
+                ))
+                leaf.networks.append(str(net))
+        if len(names) * len(bonds) >= PEER_LINK_LAG_NUMBER:
+            raise AllocationError("ports-exhausted", f"{pair.name}: more than {PEER_LINK_LAG_NUMBER - 1} host LAGs")
+        hosts = []
+        for j, host in enumerate(names):
+            host_bonds = []
+            for b, bond in enumerate(bonds):
+                number = 1 + j * len(bonds) + b
+                lag_name = spec.lag_format.format(n=number)
+                members = []
+                for side, leaf in enumerate(leaves):
+                    port = ports[side][j][b]
+                    netdev = bond.members[side]
+                    leaf.ports.append(SwitchPort(
+                        port.name, port.cage, PortRole.HOST, port.speed_gbps, port.lanes, port.broken_out,
+                        Endpoint(host, netdev), f"{host} {netdev}", lag=lag_name,
+                    ))
+                    leaf.lags.append(Lag(
+                        lag_name, number, PortRole.HOST, (port.name,), f"{host} {bond.name}",
+                        access_vlan=bond.vlan, mlag_id=number, host=host, host_bond=bond.name,
+                    ))
+                    members.append(HostPort(netdev, leaf.name, port.name))
+                    self.links.append(Link(LinkKind.HOST, Endpoint(leaf.name, port.name), Endpoint(host, netdev),
+                                           port.speed_gbps))
+                net = slices[bond.vlan]
+                host_bonds.append(HostBond(
+                    bond.name, (members[0], members[1]), bond.rdma_device, bond.speed_gbps, bond.vlan,
+                    f"{_address(net, FIRST_HOST_OFFSET + j)}/{net.prefixlen}", str(_address(net, 1)),
+                    (str(vlans[bond.vlan].subnet),),
+                ))
+            hosts.append(Host(host, pair.name, tuple(host_bonds)))
+        return hosts
+
+    # --- finishing ----------------------------------------------------------------------------------------
+
+    def _freeze(self, d: _SwitchDraft) -> Switch:
+        spec = d.model.spec
+        ports = tuple(sorted(d.ports, key=lambda sp: natural_key(sp.name)))
+        vlans = tuple(sorted(v.id for v in self.intent.vlans)) if d.role is Role.LEAF else ()
+        return Switch(
+            name=d.name,
+            role=d.role,
+            model=d.model.name,
+            platform=spec.key.value,
+            release=spec.release,
+            pair=d.pair,
+            asn=d.asn,
+            loopback_ipv4=f"{d.loopback}/32",
+            mtu_bytes=min(self.intent.mtu.switch_bytes, spec.mtu_max_bytes),
+            queue_keyword=d.model.queue_keyword,
+            breakouts=tuple(sorted(d.allocator.breakouts, key=lambda b: b.cage)),
+            ports=ports,
+            lags=tuple(sorted(d.lags, key=lambda lag: lag.number)),
+            vlans=vlans,
+            svis=tuple(sorted(d.svis, key=lambda s: s.vlan)),
+            bgp=Bgp(
+                asn=d.asn,
+                router_id=str(d.loopback),
+                max_paths=self.intent.underlay.ecmp_max_paths,
+                networks=tuple(sorted(set(d.networks), key=lambda n: IPv4Network(n))),
+                neighbors=tuple(d.neighbors),
+                uses_unnumbered=any(n.interface for n in d.neighbors),
+            ),
+            mlag=d.mlag,
+            management=d.management,
+        )
+
+    def _host_profile(self) -> HostProfile:
+        h = self.intent.hosts
+        qos = self.intent.qos
+        env: dict[str, str] = {
+            "NCCL_IB_HCA": "=" + ",".join(f"{b.rdma_device}:1" for b in h.bonds),
+            "NCCL_IB_TC": str((qos.roce.dscp << 2) | ECT0),
+            "NCCL_SOCKET_IFNAME": h.nccl.socket_ifname,
+            "NCCL_IB_QPS_PER_CONNECTION": str(h.nccl.qps_per_connection),
+            "NCCL_IB_TIMEOUT": str(h.nccl.ib_timeout),
+            "NCCL_IB_RETRY_CNT": str(h.nccl.ib_retry_cnt),
+        }
+        if h.nccl.gid_index is not None:
+            env["NCCL_IB_GID_INDEX"] = str(h.nccl.gid_index)
+        env.update(h.nccl.extra_env)
+        return HostProfile(
+            mtu_bytes=self.intent.mtu.host_bytes,
+            rx_ring=h.ethtool.rx_ring,
+            tx_ring=h.ethtool.tx_ring,
+            nccl_env=tuple(sorted(env.items())),
+        )
+
+
+def plan_fabric(intent: Intent, source: Source) -> FabricPlan:
+    """Build the plan; raises `PlanningError` with findings when ports or addresses run out."""
+    return _Planner(intent, source).build()

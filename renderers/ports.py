@@ -1,0 +1,150 @@
+"""Front-panel port allocation on one switch: cages, breakouts and the names the NOS gives them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from models.catalogue import SwitchModel
+from renderers.plan import Breakout
+
+
+class AllocationError(Exception):
+    """A request the switch cannot satisfy. `code` is the finding code the planner reports."""
+
+    def __init__(self, code: str, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.hint = hint
+
+
+@dataclass(frozen=True, slots=True)
+class Port:
+    name: str
+    cage: int
+    speed_gbps: int
+    lanes: int
+    broken_out: bool
+
+
+@dataclass(slots=True)
+class _SplitCage:
+    speed_gbps: int
+    children: list[Port]
+    next_index: int = 0
+
+
+@dataclass(slots=True)
+class PortAllocator:
+    """Hands out ports of a requested speed, breaking cages out when the model allows it.
+
+    Allocation is deterministic: the same sequence of requests always yields the same ports.
+    """
+
+    model: SwitchModel
+    device: str
+    _whole: dict[int, str] = field(default_factory=dict)  # cage -> purpose, unbroken cages in use
+    _split: dict[int, _SplitCage] = field(default_factory=dict)
+    _split_purpose: dict[int, str] = field(default_factory=dict)
+    breakouts: list[Breakout] = field(default_factory=list)
+
+    def _check_cage(self, cage: int) -> None:
+        if self.model.group_of(cage) is None:
+            raise AllocationError(
+                "port-not-on-model",
+                f"{self.device}: {self.model.name} has no front-panel cage {cage} "
+                f"(it has {self.model.cage_count})",
+            )
+
+    def free_capacity(self, cage: int, speed_gbps: int) -> int:
+        """How many more `speed_gbps` ports `cage` can still give."""
+        group = self.model.group_of(cage)
+        if group is None or cage in self._whole:
+            return 0
+        split = self._split.get(cage)
+        if split is not None:
+            return len(split.children) - split.next_index if split.speed_gbps == speed_gbps else 0
+        factor = group.breakout_factor(cage, speed_gbps)
+        return factor or 0
+
+    def take(
+        self, speed_gbps: int, count: int, cages: Iterable[int], purpose: str, explicit: bool = False
+    ) -> list[Port]:
+        """Allocate `count` ports of `speed_gbps` from `cages`, in that order."""
+        taken: list[Port] = []
+        for cage in cages:
+            if len(taken) == count:
+                break
+            if explicit:
+                self._check_cage(cage)
+                owner = self._whole.get(cage) or self._split_purpose.get(cage)
+                if owner is not None and owner != purpose:
+                    raise AllocationError(
+                        "port-used-twice",
+                        f"{self.device}: cage {cage} is asked for both {owner} and {purpose}",
+                    )
+            if self.free_capacity(cage, speed_gbps) == 0:
+                if explicit:
+                    raise AllocationError(
+                        "breakout-unsupported",
+                        f"{self.device}: cage {cage} of {self.model.name} cannot provide a {speed_gbps}G port "
+                        f"for {purpose}",
+                        f"speeds this model offers: {', '.join(f'{s}G' for s in self.model.speeds_gbps())}",
+                    )
+                continue
+            while len(taken) < count and self.free_capacity(cage, speed_gbps):
+                taken.append(self._take_one(cage, speed_gbps, purpose))
+        if len(taken) < count:
+            raise AllocationError(
+                "ports-exhausted",
+                f"{self.device}: {self.model.name} has no room for {count} x {speed_gbps}G ports for {purpose} "
+                f"(found {len(taken)})",
+                "use fewer hosts or uplinks per leaf, a larger model, or list cages explicitly",
+            )
+        return taken
+
+    def reserve_top(self, speed_gbps: int, count: int, purpose: str) -> list[Port]:
+        """Take `count` ports from the highest-numbered free cages, returned in ascending order.
+
+        Uplinks and peer links sit at the top of the front panel, hosts from the bottom, so growing the
+        host count never renumbers the fabric ports.
+        """
+        chosen: list[int] = []
+        capacity = 0
+        for group in reversed(self.model.cage_groups):
+            for cage in reversed(group.cages):
+                if capacity >= count:
+                    break
+                free = self.free_capacity(cage, speed_gbps)
+                if free and cage not in self._split:
+                    chosen.append(cage)
+                    capacity += free
+        return self.take(speed_gbps, count, sorted(chosen), purpose)
+
+    def _take_one(self, cage: int, speed_gbps: int, purpose: str) -> Port:
+        group = self.model.group_of(cage)
+        assert group is not None
+        spec = self.model.spec
+        if speed_gbps == group.speed_gbps:
+            self._whole[cage] = purpose
+            return Port(spec.port_name(cage), cage, speed_gbps, group.lanes, broken_out=False)
+        split = self._split.get(cage)
+        if split is None:
+            factor = group.speed_gbps // speed_gbps
+            lanes = group.lanes // factor
+            children = [
+                Port(spec.child_name(cage, i, lanes), cage, speed_gbps, lanes, broken_out=True)
+                for i in range(factor)
+            ]
+            split = self._split[cage] = _SplitCage(speed_gbps, children)
+            self._split_purpose[cage] = purpose
+            self.breakouts.append(
+                Breakout(cage, spec.port_name(cage), factor, speed_gbps, lanes, tuple(c.name for c in children))
+            )
+        port = split.children[split.next_index]
+        split.next_index += 1
+        return port
+
+    def ascending_cages(self, first: int = 1) -> list[int]:
+        return [c for g in self.model.cage_groups for c in g.cages if c >= first]
