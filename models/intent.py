@@ -210,8 +210,9 @@ class Nccl(IntentModel):
     ib_timeout: int = Field(20, ge=1, le=31, description="NCCL_IB_TIMEOUT exponent")
     ib_retry_cnt: int = Field(7, ge=0, le=7, description="NCCL_IB_RETRY_CNT")
     extra_env: dict[
-        Annotated[str, StringConstraints(pattern=r"^NCCL_[A-Z0-9_]+$")], str
-    ] = Field(default_factory=dict, description="further NCCL_* variables, written verbatim")
+        Annotated[str, StringConstraints(pattern=r"^NCCL_[A-Z0-9_]+$")],
+        Annotated[str, StringConstraints(pattern=r"^[^\x00-\x1f]*$")],
+    ] = Field(default_factory=dict, description="further NCCL_* variables, written verbatim (one line each)")
 
 
 class Ethtool(IntentModel):

@@ -126,8 +126,11 @@ class Mlag:
     peer_vlan: int
     local_ipv4: str  # "/31" address on the peer SVI
     peer_ipv4: str
-    system_mac: str  # Cumulus MLAG system MAC / EOS virtual-router MAC
-    keepalive_source: str | None  # management addresses (vPC keepalive, MLAG backup)
+    system_mac: str  # Cumulus MLAG system MAC
+    peer_loopback_ipv4: str  # Cumulus MLAG backup link / in-band vPC keepalive
+    # Management addresses for the out-of-band vPC keepalive and EOS MLAG heartbeat, when the intent
+    # gives management addressing.
+    keepalive_source: str | None
     keepalive_destination: str | None
 
 

@@ -39,7 +39,6 @@ ECT0 = 0b10  # ECN-capable transport (0): what ConnectX sends with DCQCN enabled
 FIRST_HOST_OFFSET = 4  # in each VLAN slice: .1 gateway VIP, .2 leaf a, .3 leaf b, hosts from .4
 PEER_LINK_LAG_NUMBER = 1000
 MLAG_MAC_PREFIX = "44:38:39:ff"  # Cumulus reserved MLAG system-MAC range
-VARP_MAC = "00:1c:73:00:00:01"
 
 
 class PlanningError(Exception):
@@ -260,6 +259,7 @@ class _Planner:
                 local_ipv4=f"{addresses[side]}/31",
                 peer_ipv4=str(addresses[other]),
                 system_mac=f"{MLAG_MAC_PREFIX}:{(p >> 8) & 0xFF:02x}:{p & 0xFF:02x}",
+                peer_loopback_ipv4=str(peer.loopback),
                 keepalive_source=mgmt[side],
                 keepalive_destination=mgmt[other],
             )

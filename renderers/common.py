@@ -1,0 +1,65 @@
+"""Small views of the plan that several platform renderers print the same way."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from renderers.plan import Qos, Switch
+
+# Priority 0 / traffic class 0 carries everything that is neither RoCE nor CNP.
+DEFAULT_PRIORITY = 0
+
+
+@dataclass(frozen=True, slots=True)
+class EcnView:
+    min_kbytes: int
+    max_kbytes: int
+    max_mark_percent: int
+
+
+@dataclass(frozen=True, slots=True)
+class QueueView:
+    id: int
+    strict: bool
+    bandwidth_percent: int
+    ecn: EcnView | None
+
+
+def egress_queues(qos: Qos) -> list[QueueView]:
+    """The three queues rocefab schedules: default and RoCE share DWRR, CNP is strict."""
+    ecn = EcnView(qos.ecn_min_kbytes, qos.ecn_max_kbytes, qos.ecn_max_mark_percent)
+    queues = [
+        QueueView(DEFAULT_PRIORITY, False, qos.ets_default_percent, None),
+        QueueView(qos.roce_priority, False, qos.ets_roce_percent, ecn),
+        QueueView(qos.cnp_priority, True, 0, None),
+    ]
+    return sorted(queues, key=lambda q: q.id)
+
+
+def dscps_by_priority(qos: Qos) -> list[tuple[int, tuple[int, ...]]]:
+    """Explicit DSCP mappings grouped per priority: [(3, (26,)), (6, (48,))]."""
+    groups: dict[int, list[int]] = {}
+    for dscp, prio in qos.dscp_to_priority:
+        groups.setdefault(prio, []).append(dscp)
+    return [(prio, tuple(sorted(dscps))) for prio, dscps in sorted(groups.items())]
+
+
+def seconds(ms: int) -> str:
+    """Milliseconds as the decimal seconds EOS timers take.
+
+    >>> seconds(300), seconds(1000), seconds(50)
+    ('0.3', '1', '0.05')
+    """
+    text = f"{ms / 1000:.3f}".rstrip("0").rstrip(".")
+    return text or "0"
+
+
+def unused_children(switch: Switch) -> list[tuple[str, int, int]]:
+    """Broken-out child ports nothing is cabled to: (name, speed, lanes)."""
+    used = {p.name for p in switch.ports}
+    return [
+        (child, b.child_speed_gbps, b.lanes_per_child)
+        for b in switch.breakouts
+        for child in b.children
+        if child not in used
+    ]

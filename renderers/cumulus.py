@@ -1,0 +1,205 @@
+"""NVIDIA Cumulus Linux (NVUE): plan -> the YAML document `nv config replace` takes, and the same
+configuration as `nv set` commands for review.
+
+The document is built as data, then printed twice. Syntax follows Cumulus Linux 5.14, the last release
+before NVUE renamed `ip address` to `ipv4 address` and `enable on` to `state enabled`
+(lossless-roce-vendor-reference.md section 3.14; CumulusNetworks/docs cumulus-linux-515 "New and Changed
+NVUE Commands").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from renderers.common import egress_queues, unused_children
+from renderers.natural import natural_key
+from renderers.plan import FabricPlan, PortRole, Role, Switch
+from renderers.templating import header_lines, render
+
+BRIDGE = "br_default"
+MGMT_VRF = "mgmt"
+QOS_PROFILE = "default-global"
+ON = "on"  # NVUE 5.14 spelling; a YAML 1.1 reader would turn a bare on into a boolean, so it is quoted
+MLAG_PRIORITY = {True: 1000, False: 2000}  # lower wins: leaf a becomes the MLAG primary
+Tree = dict[str, Any]
+
+
+def _interfaces(switch: Switch, watchdog: bool) -> Tree:
+    mtu = switch.mtu_bytes
+    interfaces: Tree = {}
+
+    for breakout in switch.breakouts:
+        interfaces[breakout.parent] = {"link": {"breakout": {f"{breakout.factor}x": {}}}, "type": "swp"}
+    for port in switch.ports:
+        link: Tree = {"mtu": mtu, "state": {"up": {}}}
+        if port.broken_out:
+            link["speed"] = f"{port.speed_gbps}G"
+        entry: Tree = {"description": port.description, "link": link, "type": "swp"}
+        if port.ipv4:
+            entry["ip"] = {"address": {port.ipv4: {}}}
+        if watchdog:
+            # A per-port setting, allowed on physical swp ports only (bond members included).
+            entry["qos"] = {"pfc-watchdog": {}}
+        interfaces[port.name] = entry
+    for name, speed, _lanes in unused_children(switch):
+        interfaces[name] = {"description": "unused breakout lane", "link": {"speed": f"{speed}G",
+                                                                            "state": {"down": {}}}, "type": "swp"}
+
+    for lag in switch.lags:
+        bond: Tree = {"member": {m: {} for m in lag.members}}
+        entry = {"bond": bond, "description": lag.description, "link": {"mtu": mtu}}
+        if lag.role is PortRole.PEER_LINK:
+            entry["type"] = "peerlink"
+        else:
+            bond["mlag"] = {"enable": ON, "id": lag.mlag_id}
+            entry["bridge"] = {"domain": {BRIDGE: {"access": lag.access_vlan}}}
+            entry["type"] = "bond"
+        interfaces[lag.name] = entry
+    if switch.mlag is not None:
+        interfaces[f"{switch.mlag.peer_link}.{switch.mlag.peer_vlan}"] = {
+            "base-interface": switch.mlag.peer_link, "type": "sub", "vlan": switch.mlag.peer_vlan,
+        }
+
+    interfaces["lo"] = {"ip": {"address": {switch.loopback_ipv4: {}}}, "type": "loopback"}
+    if switch.management is not None:
+        interfaces["eth0"] = {
+            "ip": {
+                "address": {switch.management.ipv4: {}},
+                "gateway": {switch.management.gateway: {}},
+                "vrf": MGMT_VRF,
+            },
+            "type": "eth",
+        }
+    for svi in switch.svis:
+        ip: Tree = {"address": {svi.ipv4: {}}}
+        if svi.virtual_ipv4:
+            prefix_length = svi.ipv4.split("/")[1]
+            ip["vrr"] = {"address": {f"{svi.virtual_ipv4}/{prefix_length}": {}}, "enable": ON, "state": {"up": {}}}
+        interfaces[f"vlan{svi.vlan}"] = {"description": svi.name, "ip": ip, "link": {"mtu": mtu}, "type": "svi",
+                                         "vlan": svi.vlan}
+    return {name: interfaces[name] for name in sorted(interfaces, key=natural_key)}
+
+
+def _qos(plan: FabricPlan) -> Tree:
+    q = plan.qos
+    scheduler: Tree = {}
+    for queue in egress_queues(q):
+        scheduler[str(queue.id)] = {"mode": "strict"} if queue.strict else {
+            "bw-percent": queue.bandwidth_percent, "mode": "dwrr"}
+    qos: Tree = {
+        # The RoCE profile sets up the lossless buffer pools; the explicit objects below pin every value
+        # the intent names, so the result does not depend on the profile's defaults.
+        "roce": {"cable-length": q.cable_length_m, "enable": ON, "mode": "lossless"},
+        "mapping": {QOS_PROFILE: {
+            "dscp": {str(dscp): {"switch-priority": prio} for dscp, prio in q.dscp_to_priority},
+            "trust": "l3",
+        }},
+        "egress-queue-mapping": {QOS_PROFILE: {"switch-priority": {
+            str(prio): {"traffic-class": prio} for prio in sorted({q.roce_priority, q.cnp_priority})
+        }}},
+        "pfc": {QOS_PROFILE: {
+            "cable-length": q.cable_length_m,
+            "rx": "enable",
+            "switch-priority": {str(prio): {} for prio in q.lossless_priorities},
+            "tx": "enable",
+        }},
+        "congestion-control": {QOS_PROFILE: {"traffic-class": {str(q.roce_priority): {
+            "ecn": "enable",
+            "max-threshold": q.ecn_max_kbytes * 1000,
+            "min-threshold": q.ecn_min_kbytes * 1000,
+            "probability": q.ecn_max_mark_percent,
+            "red": "disable",
+        }}}},
+        "egress-scheduler": {QOS_PROFILE: {"traffic-class": scheduler}},
+    }
+    if q.watchdog_enabled:
+        qos["pfc-watchdog"] = {"polling-interval": q.watchdog_polling_interval_ms,
+                               "robustness": q.watchdog_robustness}
+    return qos
+
+
+def _bgp(switch: Switch) -> Tree:
+    neighbors: Tree = {}
+    for n in switch.bgp.neighbors:
+        key = n.interface or n.address
+        assert key is not None
+        neighbors[key] = {
+            "description": n.description,
+            "remote-as": n.remote_asn,
+            "type": "unnumbered" if n.interface else "numbered",
+        }
+    return {
+        "address-family": {"ipv4-unicast": {
+            "enable": ON,
+            "multipaths": {"ebgp": switch.bgp.max_paths},
+            "network": {net: {} for net in switch.bgp.networks},
+        }},
+        "enable": ON,
+        "neighbor": {k: neighbors[k] for k in sorted(neighbors, key=natural_key)},
+        "path-selection": {"multipath": {"aspath-ignore": ON}},
+    }
+
+
+def nvue_document(plan: FabricPlan, switch: Switch) -> Tree:
+    """The `set` tree of the switch's NVUE configuration."""
+    doc: Tree = {}
+    if switch.role is Role.LEAF:
+        doc["bridge"] = {"domain": {BRIDGE: {"vlan": {",".join(str(v) for v in switch.vlans): {}}}}}
+    doc["interface"] = _interfaces(switch, plan.qos.watchdog_enabled)
+    if switch.mlag is not None:
+        m = switch.mlag
+        doc["mlag"] = {
+            "backup": {m.peer_loopback_ipv4: {}},
+            "enable": ON,
+            "mac-address": m.system_mac,
+            "peer-ip": "linklocal",
+            "priority": MLAG_PRIORITY[m.primary],
+        }
+    doc["qos"] = _qos(plan)
+    router: Tree = {"bgp": {"autonomous-system": switch.bgp.asn, "enable": ON, "router-id": switch.bgp.router_id}}
+    if any(s.virtual_ipv4 for s in switch.svis):
+        router["vrr"] = {"enable": ON}
+    doc["router"] = router
+    doc["system"] = {"hostname": switch.name}
+    doc["vrf"] = {"default": {"router": {"bgp": _bgp(switch)}}}
+    return doc
+
+
+def _quote(token: str) -> str:
+    return f'"{token}"' if any(c.isspace() for c in token) or not token else token
+
+
+def nv_set_commands(tree: Tree, prefix: tuple[str, ...] = ()) -> list[str]:
+    """Flatten a set tree into `nv set` lines: a scalar ends a path with its value, an empty map ends
+    it with its own key."""
+    lines: list[str] = []
+    for key, value in tree.items():
+        path = (*prefix, str(key))
+        if isinstance(value, dict) and value:
+            lines.extend(nv_set_commands(value, path))
+        elif isinstance(value, dict):
+            lines.append("nv set " + " ".join(_quote(p) for p in path))
+        else:
+            lines.append("nv set " + " ".join(_quote(p) for p in (*path, str(value))))
+    return lines
+
+
+class _NvueDumper(yaml.SafeDumper):
+    """Block-style YAML; strings such as 'on' stay quoted because SafeDumper knows they read as booleans."""
+
+
+def render_yaml(plan: FabricPlan, switch: Switch, target: str) -> str:
+    header = "".join(f"# {line}\n" for line in header_lines(plan.source, target, switch.name))
+    body = yaml.dump([{"set": nvue_document(plan, switch)}], Dumper=_NvueDumper, sort_keys=False,
+                     default_flow_style=False, width=1000)
+    return header + body
+
+
+def render_commands(plan: FabricPlan, switch: Switch, target: str) -> str:
+    return render(
+        "cumulus/nv-set.j2",
+        header=header_lines(plan.source, target, switch.name),
+        commands=nv_set_commands(nvue_document(plan, switch)),
+    )

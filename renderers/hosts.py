@@ -1,0 +1,44 @@
+"""Host side: per-host NIC/bond script (with --check) and NCCL environment file."""
+
+from __future__ import annotations
+
+from renderers.plan import FabricPlan, Host
+from renderers.templating import header_lines, render
+
+TARGET = "Linux with NVIDIA ConnectX (MLNX_OFED/DOCA mlx5 driver), bash 4+"
+
+
+def script_name(host: Host) -> str:
+    return f"{host.name}.roce.sh"
+
+
+def _context(plan: FabricPlan, host: Host) -> dict[str, object]:
+    q = plan.qos
+    profile = plan.host_profile
+    return {
+        "header": header_lines(plan.source, TARGET, host.name),
+        "host": host.name,
+        "script_name": script_name(host),
+        "bonds": host.bonds,
+        "mtu": profile.mtu_bytes,
+        "rx_ring": profile.rx_ring,
+        "tx_ring": profile.tx_ring,
+        "pfc_flags": ",".join(map(str, q.pfc_vector)),
+        "pfc_priorities": ",".join(map(str, q.lossless_priorities)),
+        "ecn_priorities": q.lossless_priorities,
+        "cnp_dscp": q.cnp_dscp,
+        "cnp_priority": q.cnp_priority,
+        "roce_dscp": q.roce_dscp,
+        "roce_priority": q.roce_priority,
+        "roce_tos": q.roce_tos,
+        "gid_index": dict(profile.nccl_env).get("NCCL_IB_GID_INDEX"),
+        "nccl_env": profile.nccl_env,
+    }
+
+
+def render_script(plan: FabricPlan, host: Host) -> str:
+    return render("host/roce-setup.sh.j2", **_context(plan, host))
+
+
+def render_nccl_env(plan: FabricPlan, host: Host) -> str:
+    return render("host/nccl.env.j2", **_context(plan, host))

@@ -1,0 +1,40 @@
+"""Intent file -> checked findings -> plan: the path every command walks before printing or writing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from models.checks import check_intent
+from models.findings import Finding, has_errors
+from models.loader import LoadedIntent, load_intent
+from renderers.plan import FabricPlan, Source
+from renderers.plan_checks import check_plan
+from renderers.planner import PlanningError, plan_fabric
+
+
+@dataclass(frozen=True)
+class Checked:
+    loaded: LoadedIntent
+    findings: list[Finding]
+    plan: FabricPlan | None  # None when any finding is an error
+
+    @property
+    def ok(self) -> bool:
+        return self.plan is not None
+
+
+def check_file(path: str | Path, version: str) -> Checked:
+    """Load, schema-validate, check and plan; raises `IntentLoadError` for unreadable or schema-invalid files."""
+    loaded = load_intent(path)
+    findings = check_intent(loaded.intent)
+    if has_errors(findings):
+        return Checked(loaded, findings, None)
+    intent = loaded.intent
+    source = Source(intent.fabric.name, intent.fabric.description, loaded.file_name, loaded.sha256, version)
+    try:
+        plan = plan_fabric(intent, source)
+    except PlanningError as exc:
+        return Checked(loaded, findings + exc.findings, None)
+    findings = findings + check_plan(plan)
+    return Checked(loaded, findings, None if has_errors(findings) else plan)

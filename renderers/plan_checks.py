@@ -1,0 +1,94 @@
+"""Checks on the resolved plan: what only shows once every port, link and address is assigned."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from models.checks.qos import L2_OVERHEAD_BYTES
+from models.findings import Finding, Severity
+from renderers.plan import FabricPlan, LinkKind, Role
+
+
+def _error(code: str, message: str, hint: str = "") -> Finding:
+    return Finding(code, Severity.ERROR, ("topology",), message, hint)
+
+
+def check_plan(plan: FabricPlan) -> list[Finding]:
+    found: list[Finding] = []
+    switches = {s.name: s for s in plan.switches}
+
+    for sw in plan.switches:
+        for name, count in Counter(p.name for p in sw.ports).items():
+            if count > 1:
+                found.append(_error("port-used-twice", f"{sw.name} {name} is cabled {count} times"))
+
+    # Both ends of every cable must run the same speed: a host NIC port, or a switch port.
+    speed_of = {(sw.name, p.name): p.speed_gbps for sw in plan.switches for p in sw.ports}
+    speed_of.update({(h.name, m.netdev): b.speed_gbps for h in plan.hosts for b in h.bonds for m in b.members})
+    for link in plan.links:
+        for end in (link.a, link.b):
+            speed = speed_of.get((end.device, end.port))
+            if speed != link.speed_gbps:
+                found.append(_error(
+                    "link-speed-mismatch",
+                    f"{link.a.device} {link.a.port} <-> {link.b.device} {link.b.port}: {end.device} {end.port} "
+                    f"runs at {speed} Gb/s, the link at {link.speed_gbps} Gb/s",
+                ))
+
+    pairs: dict[str, list[str]] = {}
+    for sw in plan.switches:
+        if sw.pair:
+            pairs.setdefault(sw.pair, []).append(sw.name)
+    for host in plan.hosts:
+        for bond in host.bonds:
+            leaves = [m.switch for m in bond.members]
+            if len(set(leaves)) != 2 or sorted(leaves) != sorted(pairs.get(host.pair, [])):
+                found.append(_error(
+                    "dual-homing-split",
+                    f"{host.name} {bond.name} lands on {', '.join(leaves)}, not on both leaves of pair {host.pair}",
+                ))
+
+    names = Counter([s.name for s in plan.switches] + [h.name for h in plan.hosts])
+    found += [_error("duplicate-name", f"device name {n} is used {c} times") for n, c in names.items() if c > 1]
+    addresses = Counter(
+        [s.loopback_ipv4 for s in plan.switches]
+        + [p.ipv4 for s in plan.switches for p in s.ports if p.ipv4]
+        + [b.ipv4.split("/")[0] for h in plan.hosts for b in h.bonds]
+    )
+    found += [_error("duplicate-address", f"address {a} is assigned {c} times")
+              for a, c in addresses.items() if c > 1]
+    leaf_asns = Counter(s.asn for s in plan.switches if s.role is Role.LEAF)
+    found += [_error("duplicate-asn", f"ASN {a} is used by {c} leaves") for a, c in leaf_asns.items() if c > 1]
+
+    host_mtu = plan.host_profile.mtu_bytes
+    for link in plan.links:
+        if link.kind is not LinkKind.HOST:
+            continue
+        sw = switches[link.a.device]
+        if host_mtu + L2_OVERHEAD_BYTES > sw.mtu_bytes:
+            found.append(_error("mtu-too-small", f"{sw.name} {link.a.port}: MTU {sw.mtu_bytes} cannot carry "
+                                                 f"host frames of {host_mtu} + {L2_OVERHEAD_BYTES} bytes"))
+
+    found.extend(_platform_limits(plan))
+    return found
+
+
+def _platform_limits(plan: FabricPlan) -> list[Finding]:
+    found: list[Finding] = []
+    q = plan.qos
+    platforms = {s.platform for s in plan.switches}
+    defaults = q.watchdog_polling_interval_ms == 100 and q.watchdog_robustness == 3
+    if "nxos" in platforms and q.watchdog_enabled and not defaults:
+        found.append(Finding(
+            "watchdog-timers-not-rendered", Severity.WARNING, ("qos", "pfc", "watchdog"),
+            "NX-OS switches get the PFC watchdog with their default 100 ms interval; the custom timers apply "
+            "to Cumulus and EOS only",
+        ))
+    for sw in plan.switches:
+        if sw.mlag and sw.mlag.kind == "vpc" and sw.mlag.keepalive_source is None and sw.mlag.primary:
+            found.append(Finding(
+                "vpc-keepalive-inband", Severity.WARNING, ("management",),
+                f"vPC pair {sw.pair}: peer-keepalive runs between loopbacks over the fabric",
+                "give management addressing so the keepalive uses mgmt0 in VRF management",
+            ))
+    return found

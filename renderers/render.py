@@ -1,0 +1,57 @@
+"""Render a whole fabric: every switch, every host and the fabric-wide artifacts, in memory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from models.catalogue import PLATFORMS, Platform, lookup_model
+from renderers import cumulus, eos, hosts, nxos
+from renderers.cabling import render_cabling_csv
+from renderers.plan import FabricPlan, Switch, plan_to_json
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedFile:
+    path: str  # relative to the output folder, '/'-separated
+    device: str  # device name, or "fabric" for fabric-wide artifacts
+    kind: str
+    content: str
+    executable: bool = False
+
+
+SwitchRenderer = Callable[[FabricPlan, Switch, str], str]
+
+# Each platform's outputs: (file suffix, kind, renderer).
+SWITCH_OUTPUTS: dict[Platform, tuple[tuple[str, str, SwitchRenderer], ...]] = {
+    Platform.EOS: ((".cfg", "eos-config", eos.render_switch),),
+    Platform.NXOS: ((".cfg", "nxos-config", nxos.render_switch),),
+    Platform.CUMULUS: (
+        (".nvue.yaml", "nvue-yaml", cumulus.render_yaml),
+        (".nv-set.txt", "nvue-commands", cumulus.render_commands),
+    ),
+}
+
+
+def target_of(switch: Switch) -> str:
+    spec = PLATFORMS[Platform(switch.platform)]
+    model = lookup_model(switch.model)
+    asic = f", {model.asic}" if model else ""
+    return f"{spec.display_name} {spec.release} on {switch.model}{asic}"
+
+
+def render_fabric(plan: FabricPlan) -> list[RenderedFile]:
+    files: list[RenderedFile] = []
+    for switch in plan.switches:
+        target = target_of(switch)
+        for suffix, kind, renderer in SWITCH_OUTPUTS[Platform(switch.platform)]:
+            files.append(RenderedFile(f"switches/{switch.name}{suffix}", switch.name, kind,
+                                      renderer(plan, switch, target)))
+    for host in plan.hosts:
+        files.append(RenderedFile(f"hosts/{hosts.script_name(host)}", host.name, "host-script",
+                                  hosts.render_script(plan, host), executable=True))
+        files.append(RenderedFile(f"hosts/{host.name}.nccl.env", host.name, "nccl-env",
+                                  hosts.render_nccl_env(plan, host)))
+    files.append(RenderedFile("cabling.csv", "fabric", "cabling-plan", render_cabling_csv(plan)))
+    files.append(RenderedFile("plan.json", "fabric", "plan", plan_to_json(plan)))
+    return files

@@ -1,0 +1,166 @@
+"""The `rocefab` command line: parse arguments, call the layers, print. Decides nothing itself."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from models.findings import Finding, Severity, dotted
+from models.intent import Intent
+from models.loader import IntentLoadError, SourceMap
+from renderers.output import OutputError, write_output
+from renderers.pipeline import Checked, check_file
+from renderers.plan import FabricPlan, LinkKind, PortRole, plan_to_json
+from renderers.render import render_fabric
+from rocefab import __version__
+
+EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
+
+app = typer.Typer(
+    help="Declarative lossless RoCEv2 fabrics: intent YAML in, switch configs, host scripts and NCCL settings out.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+# Wide enough for the plan table when piped; a terminal keeps its own width.
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+IntentArg = Annotated[Path, typer.Argument(help="intent YAML file", show_default=False)]
+_SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+_SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+
+
+def _print_findings(findings: list[Finding], source: SourceMap) -> None:
+    ordered = sorted(findings, key=lambda f: (_SEVERITY_ORDER[f.severity], source.locate(f.path).line))
+    for f in ordered:
+        pos = source.locate(f.path)
+        where = f"{source.file}:{pos.line}:{pos.col}:"
+        field = f" {dotted(f.path)}:" if f.path else ""
+        style = _SEVERITY_STYLE[f.severity]
+        err.print(f"{escape(where)} [{style}]{f.severity.value}[/] {escape(f'[{f.code}]{field} {f.message}')}")
+        if f.hint:
+            err.print(f"    hint: {f.hint}", markup=False)
+
+
+def _check(intent: Path) -> Checked:
+    """Run the pipeline, printing findings; exits with the documented codes on failure."""
+    try:
+        checked = check_file(intent, __version__)
+    except IntentLoadError as exc:
+        for error in exc.errors:
+            err.print(f"{error}", markup=False)
+        err.print(f"{len(exc.errors)} input error(s); nothing was written", markup=False)
+        raise typer.Exit(EXIT_INPUT) from None
+    _print_findings(checked.findings, checked.loaded.source)
+    if not checked.ok:
+        errors = sum(f.is_error for f in checked.findings)
+        err.print(f"{errors} error(s) in {intent}; nothing was written", markup=False)
+        raise typer.Exit(EXIT_FINDINGS)
+    return checked
+
+
+@app.command()
+def validate(intent: IntentArg) -> None:
+    """Check an intent: schema, semantics and a full planning pass. Exit 0 ok, 1 findings, 2 bad input."""
+    checked = _check(intent)
+    assert checked.plan is not None
+    counts = Counter(f.severity for f in checked.findings)
+    plan = checked.plan
+    out.print(
+        f"{intent}: valid - {len(plan.switches)} switches, {len(plan.hosts)} hosts, {len(plan.links)} links "
+        f"({counts[Severity.WARNING]} warning(s), {counts[Severity.INFO]} note(s))"
+    )
+
+
+def _summary(plan: FabricPlan) -> None:
+    table = Table(title=f"fabric {plan.source.fabric}", title_justify="left")
+    for column in ("switch", "role", "model", "platform", "ASN", "loopback", "host", "uplink", "down", "peer"):
+        table.add_column(column, justify="right" if column in ("ASN", "host", "uplink", "down", "peer") else "left")
+    for sw in plan.switches:
+        roles = Counter(p.role for p in sw.ports)
+        table.add_row(
+            sw.name, sw.role.value, sw.model, f"{sw.platform} {sw.release}", str(sw.asn), sw.loopback_ipv4,
+            str(roles[PortRole.HOST]), str(roles[PortRole.UPLINK]), str(roles[PortRole.DOWNLINK]),
+            str(roles[PortRole.PEER_LINK]),
+        )
+    out.print(table)
+    kinds = Counter(link.kind for link in plan.links)
+    q = plan.qos
+    out.print(
+        f"{len(plan.hosts)} hosts; cables: {kinds[LinkKind.HOST]} host, {kinds[LinkKind.FABRIC]} leaf-spine, "
+        f"{kinds[LinkKind.PEER_LINK]} peer-link"
+    )
+    out.print(
+        f"RoCE DSCP {q.roce_dscp} -> priority {q.roce_priority} (lossless, PFC, ECN "
+        f"{q.ecn_min_kbytes}-{q.ecn_max_kbytes} KB @ {q.ecn_max_mark_percent}%); CNP DSCP {q.cnp_dscp} -> "
+        f"priority {q.cnp_priority} (strict); hosts send ToS {q.roce_tos}"
+    )
+
+
+@app.command()
+def plan(
+    intent: IntentArg,
+    as_json: Annotated[bool, typer.Option("--json", help="print the full plan as JSON")] = False,
+) -> None:
+    """Resolve an intent to every device, port, link, address, ASN and queue."""
+    checked = _check(intent)
+    assert checked.plan is not None
+    if as_json:
+        sys.stdout.write(plan_to_json(checked.plan))
+    else:
+        _summary(checked.plan)
+
+
+@app.command()
+def render(
+    intent: IntentArg,
+    output: Annotated[Path, typer.Option("-o", "--output", help="output folder (replaced as a whole)")],
+) -> None:
+    """Render every switch config, host script, NCCL file and the cabling plan into OUTPUT, atomically."""
+    checked = _check(intent)
+    assert checked.plan is not None
+    files = render_fabric(checked.plan)
+    try:
+        write_output(output, files)
+    except OutputError as exc:
+        err.print(f"{exc}; nothing was written", markup=False)
+        raise typer.Exit(EXIT_INPUT) from None
+    kinds = Counter(f.kind for f in files)
+    detail = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+    out.print(f"wrote {len(files)} files to {output} ({detail}) and manifest.json")
+
+
+@app.command()
+def schema(
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="write to a file instead of stdout")] = None,
+) -> None:
+    """Print the intent JSON Schema, for editor completion and validation."""
+    document = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://rocefab.invalid/schema/intent-v1.json",
+        **Intent.model_json_schema(),
+    }
+    text = json.dumps(document, indent=2) + "\n"
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text, encoding="utf-8")
+
+
+@app.command()
+def version() -> None:
+    """Print the rocefab version."""
+    out.print(__version__)
+
+
+def main() -> None:
+    app()
