@@ -87,6 +87,11 @@ _Yaml12Loader.add_implicit_resolver(
 )
 
 
+def load_yaml12(text: str) -> Any:
+    """Plain YAML load with YAML 1.2 booleans (NVUE documents say `on`, which must stay a string)."""
+    return yaml.load(text, Loader=_Yaml12Loader)
+
+
 def _position(node: yaml.Node) -> Position:
     return Position(node.start_mark.line + 1, node.start_mark.column + 1)
 

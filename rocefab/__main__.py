@@ -1,0 +1,5 @@
+"""`python -m rocefab` runs the command line."""
+
+from rocefab.cli import main
+
+main()

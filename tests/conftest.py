@@ -1,0 +1,34 @@
+"""Shared fixtures: example intents, their plans and rendered files."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from renderers.pipeline import check_file
+from renderers.plan import FabricPlan
+from renderers.render import RenderedFile, render_fabric
+
+ROOT = Path(__file__).resolve().parent.parent
+INTENTS = ROOT / "intents"
+EXAMPLES = sorted(p.stem for p in INTENTS.glob("*.yaml"))
+# Golden files and property tests use a fixed version so a release bump does not rewrite every header.
+TEST_VERSION = "0.0.0-test"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--regen-golden", action="store_true", help="rewrite tests/golden from the current renderers")
+
+
+@cache
+def example_plan(name: str) -> FabricPlan:
+    checked = check_file(INTENTS / f"{name}.yaml", TEST_VERSION)
+    assert checked.plan is not None, [str(f) for f in checked.findings]
+    return checked.plan
+
+
+@cache
+def example_files(name: str) -> tuple[RenderedFile, ...]:
+    return tuple(render_fabric(example_plan(name)))

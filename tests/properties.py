@@ -1,0 +1,180 @@
+"""Properties every rendered fabric must have, checked on the rendered text itself (not on the plan),
+so a template that drops or garbles a line is caught."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from models.loader import load_yaml12
+from renderers.configtext import parse_indented
+from renderers.plan import FabricPlan, PortRole, Switch
+from renderers.render import RenderedFile
+
+
+@dataclass
+class SwitchQos:
+    """What a rendered switch config says about QoS."""
+
+    dscp_to_priority: dict[int, int]
+    lossless: set[int]
+    ecn_queues: set[int]
+    strict_queues: set[int]
+
+
+def _eos(sw: Switch, text: str) -> SwitchQos:
+    root = parse_indented(text)
+    dscp = {}
+    for line in root.lines():
+        m = re.fullmatch(r"qos map dscp ([\d ]+) to traffic-class (\d)", line)
+        if m:
+            for d in m.group(1).split():
+                dscp[int(d)] = int(m.group(2))
+    profile = root.child("qos profile ROCE-LOSSLESS")
+    assert profile is not None, f"{sw.name}: no qos profile"
+    assert profile.child("qos trust dscp"), f"{sw.name}: profile does not trust DSCP"
+    assert profile.child("priority-flow-control on"), f"{sw.name}: PFC not on"
+    lossless = {int(m.group(1)) for line in profile.lines()
+                if (m := re.fullmatch(r"priority-flow-control priority (\d) no-drop", line))}
+    ecn, strict = set(), set()
+    for queue in profile.starting(f"{sw.queue_keyword} "):
+        qid = int(queue.line.split()[1])
+        if any(re.fullmatch(r"random-detect ecn minimum-threshold \d+ kbytes maximum-threshold \d+ kbytes "
+                            r"max-mark-probability \d+ weight 0", line) for line in queue.lines()):
+            ecn.add(qid)
+        if queue.child("priority strict"):
+            strict.add(qid)
+    for port in sw.ports:
+        node = root.child(f"interface {port.name}")
+        assert node is not None, f"{sw.name}: {port.name} missing"
+        assert node.child("service-profile ROCE-LOSSLESS"), f"{sw.name} {port.name}: no lossless profile"
+        if port.role in (PortRole.UPLINK, PortRole.DOWNLINK):
+            assert node.child(f"mtu {sw.mtu_bytes}"), f"{sw.name} {port.name}: routed port without jumbo MTU"
+    for svi in root.starting("interface Vlan"):
+        assert svi.child(f"mtu {sw.mtu_bytes}"), f"{sw.name} {svi.line}: SVI without jumbo MTU"
+    return SwitchQos(dscp, lossless, ecn, strict)
+
+
+def _nxos(sw: Switch, text: str) -> SwitchQos:
+    root = parse_indented(text)
+    class_dscps = {}
+    for cm in root.starting("class-map type qos match-any "):
+        match = cm.starting("match dscp ")
+        assert len(match) == 1
+        class_dscps[cm.line.split()[-1]] = [int(d) for d in match[0].line.split()[-1].split(",")]
+    policy = root.child("policy-map type qos ROCE-CLASSIFY")
+    assert policy is not None
+    dscp = {}
+    for cls in policy.starting("class "):
+        name = cls.line.split()[1]
+        group = int(cls.starting("set qos-group ")[0].line.split()[-1])
+        for d in class_dscps.get(name, []):
+            dscp[d] = group
+    network = root.child("policy-map type network-qos ROCE-NETWORK")
+    assert network is not None
+    lossless = set()
+    for cls in network.children:
+        assert cls.child(f"mtu {sw.mtu_bytes}"), f"{sw.name} {cls.line}: no jumbo MTU"
+        for line in cls.lines():
+            if line.startswith("pause pfc-cos "):
+                cos = int(line.split()[-1])
+                assert cls.line == f"class type network-qos c-8q-nq{cos}", f"{sw.name}: pause on wrong class"
+                lossless.add(cos)
+    queuing = root.child("policy-map type queuing ROCE-EGRESS")
+    assert queuing is not None
+    ecn, strict = set(), set()
+    assert len(queuing.children) == 8, f"{sw.name}: all eight queues must be listed"
+    for cls in queuing.children:
+        suffix = cls.line.removeprefix("class type queuing c-out-8q-q")
+        qid = 0 if suffix == "-default" else int(suffix)
+        if any(line.startswith("random-detect ") and line.endswith(" weight 0 ecn") for line in cls.lines()):
+            ecn.add(qid)
+        if cls.child("priority level 1"):
+            strict.add(qid)
+    system = root.child("system qos")
+    assert system is not None
+    assert system.child("service-policy type network-qos ROCE-NETWORK")
+    assert system.child("service-policy type queuing output ROCE-EGRESS")
+    for port in sw.ports:
+        node = root.child(f"interface {port.name}")
+        assert node is not None, f"{sw.name}: {port.name} missing"
+        for line in ("priority-flow-control mode on", "service-policy type qos input ROCE-CLASSIFY",
+                     f"mtu {sw.mtu_bytes}"):
+            assert node.child(line), f"{sw.name} {port.name}: missing '{line}'"
+    for lag in sw.lags:
+        node = root.child(f"interface {lag.name}")
+        assert node is not None and node.child("priority-flow-control mode on"), f"{sw.name} {lag.name}"
+    return SwitchQos(dscp, lossless, ecn, strict)
+
+
+def _cumulus(sw: Switch, text: str) -> SwitchQos:
+    doc = load_yaml12(text)
+    assert isinstance(doc, list) and len(doc) == 1
+    tree = doc[0]["set"]
+    qos = tree["qos"]
+    mapping = qos["mapping"]["default-global"]
+    assert mapping["trust"] == "l3"
+    dscp = {int(d): v["switch-priority"] for d, v in mapping["dscp"].items()}
+    queue_map = qos["egress-queue-mapping"]["default-global"]["switch-priority"]
+    queue_of = {int(p): v["traffic-class"] for p, v in queue_map.items()}
+    assert all(p == tc for p, tc in queue_of.items()), "priority and traffic class must coincide"
+    pfc = qos["pfc"]["default-global"]
+    assert pfc["tx"] == "enable" and pfc["rx"] == "enable"
+    lossless = {int(p) for p in pfc["switch-priority"]}
+    ecn = {int(tc) for tc, v in qos["congestion-control"]["default-global"]["traffic-class"].items()
+           if v["ecn"] == "enable"}
+    strict = {int(tc) for tc, v in qos["egress-scheduler"]["default-global"]["traffic-class"].items()
+              if v["mode"] == "strict"}
+    interfaces = tree["interface"]
+    for port in sw.ports:
+        entry = interfaces[port.name]
+        assert entry["type"] == "swp"
+        assert entry["link"]["mtu"] == sw.mtu_bytes, f"{sw.name} {port.name}: MTU"
+    for lag in sw.lags:
+        assert interfaces[lag.name]["link"]["mtu"] == sw.mtu_bytes
+    return SwitchQos(dscp, lossless, ecn, strict)
+
+
+PARSERS = {"eos": (".cfg", _eos), "nxos": (".cfg", _nxos), "cumulus": (".nvue.yaml", _cumulus)}
+
+
+def switch_qos(sw: Switch, files: dict[str, RenderedFile]) -> SwitchQos:
+    suffix, parse = PARSERS[sw.platform]
+    return parse(sw, files[f"switches/{sw.name}{suffix}"].content)
+
+
+def check_fabric(plan: FabricPlan, rendered: list[RenderedFile] | tuple[RenderedFile, ...]) -> None:
+    """Assert the end-to-end agreement of every switch and host of a rendered fabric."""
+    files = {f.path: f for f in rendered}
+    qos_of = {sw.name: switch_qos(sw, files) for sw in plan.switches}
+    q = plan.qos
+    for name, sq in qos_of.items():
+        assert sq.lossless == set(q.lossless_priorities), f"{name}: PFC on {sq.lossless}"
+        assert sq.ecn_queues == {q.roce_priority}, f"{name}: ECN on {sq.ecn_queues}"
+        assert sq.strict_queues == {q.cnp_priority}, f"{name}: strict queues {sq.strict_queues}"
+        assert sq.dscp_to_priority.get(q.cnp_dscp) == q.cnp_priority
+        assert q.cnp_priority not in sq.lossless
+
+    spines = [sw.name for sw in plan.switches if sw.pair is None]
+    for host in plan.hosts:
+        script = files[f"hosts/{host.name}.roce.sh"].content
+        env = dict(re.findall(r"^export (NCCL_[A-Z_]+)=(\S+)$", files[f"hosts/{host.name}.nccl.env"].content,
+                              re.MULTILINE))
+        tos = int(env["NCCL_IB_TC"])
+        for bond in host.bonds:
+            tos_lines = re.findall(rf"^\s*ensure_roce_tos {re.escape(bond.rdma_device)} (\d+)$", script, re.MULTILINE)
+            assert tos_lines == [str(tos)], f"{host.name}: rdma_cm ToS {tos_lines} vs NCCL_IB_TC {tos}"
+            path = [m.switch for m in bond.members] + spines
+            for member in bond.members:
+                pfc = re.findall(rf"^ensure_pfc {re.escape(member.netdev)} ([01,]+)$", script, re.MULTILINE)
+                assert len(pfc) == 1
+                flags = {i for i, v in enumerate(pfc[0].split(",")) if v == "1"}
+                assert re.search(rf"^ensure_trust {re.escape(member.netdev)} dscp$", script, re.MULTILINE)
+                assert re.search(rf"^ensure_mtu {re.escape(member.netdev)} {plan.host_profile.mtu_bytes}$",
+                                 script, re.MULTILINE)
+                for sw_name in path:
+                    sq = qos_of[sw_name]
+                    prio = sq.dscp_to_priority.get(tos >> 2)
+                    assert prio in sq.lossless, f"{host.name}: DSCP {tos >> 2} lands in {prio} on {sw_name}"
+                    assert flags == sq.lossless, f"{host.name} {member.netdev}: host PFC {flags} vs {sw_name}"
+            assert tos & 0b11 == 0b10, "RoCE packets leave hosts ECN-capable (ECT(0))"

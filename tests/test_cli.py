@@ -1,0 +1,111 @@
+"""The command line as a user runs it: exit codes, what is written and what is not."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import INTENTS
+
+from models.loader import load_yaml12
+
+
+def rocefab(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rocefab", *map(str, args)], capture_output=True, text=True,
+                          check=False, timeout=60)
+
+
+def test_render_writes_every_file_with_a_matching_manifest(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = rocefab("render", INTENTS / "pod32.yaml", "-o", out)
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((out / "manifest.json").read_text())["files"]
+    on_disk = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert on_disk == sorted([e["path"] for e in manifest] + ["manifest.json"])
+    for entry in manifest:
+        assert hashlib.sha256((out / entry["path"]).read_bytes()).hexdigest() == entry["sha256"]
+    platforms = {e["kind"] for e in manifest}
+    assert {"eos-config", "nxos-config", "nvue-yaml", "nvue-commands", "host-script", "nccl-env"} <= platforms
+    assert (out / "hosts" / "gpu001.roce.sh").stat().st_mode & 0o111
+
+
+def test_render_is_deterministic(tmp_path: Path) -> None:
+    for run in ("a", "b"):
+        assert rocefab("render", INTENTS / "pod32.yaml", "-o", tmp_path / run).returncode == 0
+    a = {p.relative_to(tmp_path / "a"): p.read_bytes() for p in (tmp_path / "a").rglob("*") if p.is_file()}
+    b = {p.relative_to(tmp_path / "b"): p.read_bytes() for p in (tmp_path / "b").rglob("*") if p.is_file()}
+    assert a == b
+
+
+def test_rerender_replaces_the_whole_folder(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert rocefab("render", INTENTS / "pod32.yaml", "-o", out).returncode == 0
+    assert rocefab("render", INTENTS / "lab.yaml", "-o", out).returncode == 0
+    assert not (out / "switches" / "rack1-a.cfg").exists(), "files of the previous fabric must not linger"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "no staging folders left behind"
+
+
+def test_refuses_to_replace_a_folder_it_did_not_write(tmp_path: Path) -> None:
+    out = tmp_path / "precious"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    result = rocefab("render", INTENTS / "lab.yaml", "-o", out)
+    assert result.returncode == 2
+    assert "refusing to replace" in result.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+
+
+def test_unknown_key_exits_2_names_key_and_line_and_writes_nothing(tmp_path: Path) -> None:
+    intent = tmp_path / "pod.yaml"
+    text = (INTENTS / "pod32.yaml").read_text()
+    intent.write_text(text + "spine_count: 4\n")
+    line = text.count("\n") + 1
+    out = tmp_path / "out"
+    result = rocefab("render", intent, "-o", out)
+    assert result.returncode == 2
+    assert f"{intent}:{line}:1 spine_count: unknown key 'spine_count'" in result.stderr
+    assert "nothing was written" in result.stderr
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == [intent]
+
+
+def test_semantic_error_exits_1_and_writes_nothing(tmp_path: Path) -> None:
+    intent = tmp_path / "bad.yaml"
+    text = (INTENTS / "lab.yaml").read_text().replace("fabric:\n", "qos: {cnp: {dscp: 26, priority: 6}}\nfabric:\n")
+    intent.write_text(text)
+    result = rocefab("render", intent, "-o", tmp_path / "out")
+    assert result.returncode == 1
+    # Line 2 (the file opens with a comment), column 13: the `dscp` key inside the flow mapping.
+    assert f"{intent}:2:13: error [cnp-dscp-conflict] qos.cnp.dscp: CNP and RoCE data share DSCP 26" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_validate_and_plan(tmp_path: Path) -> None:
+    result = rocefab("validate", INTENTS / "pod32.yaml")
+    assert result.returncode == 0
+    assert "valid - 10 switches, 32 hosts" in result.stdout
+    result = rocefab("plan", INTENTS / "pod32.yaml")
+    assert result.returncode == 0 and "rack4-b" in result.stdout and "128 leaf-spine" in result.stdout
+    plan = json.loads(rocefab("plan", INTENTS / "pod32.yaml", "--json").stdout)
+    assert len(plan["switches"]) == 10 and plan["qos"]["roce_tos"] == 106
+
+
+def test_schema_validates_the_examples_and_rejects_an_unknown_key() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    result = rocefab("schema")
+    schema = json.loads(result.stdout)
+    validator = jsonschema.Draft202012Validator(schema)
+    for path in INTENTS.glob("*.yaml"):
+        data = json.loads(json.dumps(load_yaml12(path.read_text())))
+        assert not list(validator.iter_errors(data)), path
+        data["unexpected"] = 1
+        assert list(validator.iter_errors(data)), "additionalProperties must be false"
+
+
+def test_missing_file_is_an_input_error(tmp_path: Path) -> None:
+    result = rocefab("validate", tmp_path / "nope.yaml")
+    assert result.returncode == 2 and "cannot read" in result.stderr
