@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from models.findings import Path, dotted
 from models.intent import Intent
@@ -189,7 +190,7 @@ def _as_model(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def _describe(error: dict[str, Any], path: Path) -> str:
+def _describe(error: ErrorDetails, path: Path) -> str:
     kind = error["type"]
     if kind == "extra_forbidden":
         key = path[-1] if path else "?"

@@ -103,9 +103,10 @@ def render_switch(plan: FabricPlan, switch: Switch, target: str) -> str:
     mgmt = None
     if switch.management is not None:
         mgmt = {"vrf": MGMT_VRF, **{k: getattr(switch.management, k) for k in ("interface", "ipv4", "gateway")}}
-    vlans = [{"id": v.id, "name": v.name, "trunk_group": None} for v in plan.vlans if v.id in switch.vlans]
+    vlan_rows: list[tuple[int, str, str | None]] = [(v.id, v.name, None) for v in plan.vlans if v.id in switch.vlans]
     if mlag is not None:
-        vlans.append({"id": mlag.peer_vlan, "name": "mlag-peer", "trunk_group": MLAG_TRUNK_GROUP})
+        vlan_rows.append((mlag.peer_vlan, "mlag-peer", MLAG_TRUNK_GROUP))
+    vlans = [{"id": i, "name": name, "trunk_group": group} for i, name, group in sorted(vlan_rows)]
     svis = [
         {
             "vlan": svi.vlan,
@@ -124,7 +125,7 @@ def render_switch(plan: FabricPlan, switch: Switch, target: str) -> str:
         mgmt=mgmt,
         qos=_qos(plan, switch),
         spanning_tree={"disabled_vlans": mlag.peer_vlan} if mlag else None,
-        vlans=sorted(vlans, key=lambda v: v["id"]),
+        vlans=vlans,
         port_channels=_port_channels(switch),
         ethernets=_ethernets(switch),
         loopback=switch.loopback_ipv4,

@@ -111,9 +111,10 @@ def render_switch(plan: FabricPlan, switch: Switch, target: str) -> str:
             "keepalive_destination": mlag.keepalive_destination if out_of_band else mlag.peer_loopback_ipv4,
             "keepalive_vrf": "management" if out_of_band else "default",
         }
-    vlans = [{"id": v.id, "name": v.name} for v in plan.vlans if v.id in switch.vlans]
+    vlan_rows = [(v.id, v.name) for v in plan.vlans if v.id in switch.vlans]
     if mlag is not None:
-        vlans.append({"id": mlag.peer_vlan, "name": "mlag-peer"})
+        vlan_rows.append((mlag.peer_vlan, "mlag-peer"))
+    vlans = [{"id": i, "name": name} for i, name in sorted(vlan_rows)]
     return render(
         "nxos/nxos.j2",
         header=header_lines(plan.source, target, switch.name),
@@ -122,7 +123,7 @@ def render_switch(plan: FabricPlan, switch: Switch, target: str) -> str:
         breakouts=[{"cage": b.cage, "map": f"{b.child_speed_gbps}g-{b.factor}x"} for b in switch.breakouts],
         qos=_qos(plan, switch),
         pfc_watchdog=plan.qos.watchdog_enabled,
-        vlans=sorted(vlans, key=lambda v: v["id"]),
+        vlans=vlans,
         mgmt=switch.management,
         vpc=vpc,
         svis=[

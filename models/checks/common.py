@@ -10,7 +10,7 @@ from models.intent import Intent
 def models_in_use(intent: Intent) -> list[tuple[Path, SwitchModel]]:
     """Every catalogue model the intent names, with the path naming it; unknown names are skipped."""
     found: list[tuple[Path, SwitchModel]] = []
-    named = [(("topology", "spines", "model"), intent.topology.spines.model)]
+    named: list[tuple[Path, str]] = [(("topology", "spines", "model"), intent.topology.spines.model)]
     named += [(("topology", "leaf_pairs", i, "model"), p.model) for i, p in enumerate(intent.topology.leaf_pairs)]
     for path, name in named:
         model = lookup_model(name)
