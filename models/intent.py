@@ -10,14 +10,16 @@ from __future__ import annotations
 from ipaddress import IPv4Address, IPv4Network
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints, field_validator, model_validator
+# Strict numbers and booleans: "yes" is not true and "2" is not a number, whatever lax coercion would
+# make of them; YAML already gives real ints and booleans.
+from pydantic import Field, StrictBool, StrictInt, StringConstraints, field_validator, model_validator
 
 from models.base import IntentModel
 from models.catalogue import Multihoming
 
-Dscp = Annotated[int, Field(ge=0, le=63, description="DSCP code point, 0-63")]
-Priority = Annotated[int, Field(ge=0, le=7, description="802.1p / switch priority, 0-7")]
-Asn = Annotated[int, Field(ge=1, le=4_294_967_294, description="BGP autonomous system number (asplain)")]
+Dscp = Annotated[StrictInt, Field(ge=0, le=63, description="DSCP code point, 0-63")]
+Priority = Annotated[StrictInt, Field(ge=0, le=7, description="802.1p / switch priority, 0-7")]
+Asn = Annotated[StrictInt, Field(ge=1, le=4_294_967_294, description="BGP autonomous system number (asplain)")]
 DeviceName = Annotated[
     str,
     StringConstraints(pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"),
@@ -46,12 +48,12 @@ class Marking(IntentModel):
 
 
 class PfcWatchdog(IntentModel):
-    enabled: bool = True
-    polling_interval_ms: int = Field(100, ge=10, le=1000, description="how often paused queues are polled")
-    robustness: int = Field(
+    enabled: StrictBool = True
+    polling_interval_ms: StrictInt = Field(100, ge=10, le=1000, description="how often paused queues are polled")
+    robustness: StrictInt = Field(
         3, ge=1, le=1000, description="polls a queue must stay paused before the watchdog acts"
     )
-    recovery_ms: int = Field(1000, ge=100, le=60000, description="pause-free time before a queue is restored")
+    recovery_ms: StrictInt = Field(1000, ge=100, le=60000, description="pause-free time before a queue is restored")
 
 
 class Pfc(IntentModel):
@@ -59,22 +61,22 @@ class Pfc(IntentModel):
         None, description="PFC (no-drop) priorities; default: exactly the RoCE priority"
     )
     watchdog: PfcWatchdog = PfcWatchdog()
-    cable_length_m: int = Field(
+    cable_length_m: StrictInt = Field(
         100, ge=1, le=100_000, description="cable length used for PFC headroom where the NOS asks for it"
     )
 
 
 class Ecn(IntentModel):
-    min_threshold_kbytes: int = Field(150, ge=1, description="queue depth where ECN marking starts")
-    max_threshold_kbytes: int = Field(1500, ge=1, description="queue depth where marking reaches its maximum")
-    max_mark_percent: int = Field(100, ge=1, le=100, description="marking probability at the max threshold")
+    min_threshold_kbytes: StrictInt = Field(150, ge=1, description="queue depth where ECN marking starts")
+    max_threshold_kbytes: StrictInt = Field(1500, ge=1, description="queue depth where marking reaches its maximum")
+    max_mark_percent: StrictInt = Field(100, ge=1, le=100, description="marking probability at the max threshold")
 
 
 class Ets(IntentModel):
     """Bandwidth shares of the DWRR queues; the CNP queue is strict priority and takes no share."""
 
-    roce_percent: int = Field(50, ge=1, le=100)
-    default_percent: int = Field(50, ge=0, le=100)
+    roce_percent: StrictInt = Field(50, ge=1, le=100)
+    default_percent: StrictInt = Field(50, ge=0, le=100)
 
 
 class Qos(IntentModel):
@@ -96,8 +98,8 @@ class Qos(IntentModel):
 
 
 class Mtu(IntentModel):
-    host_bytes: int = Field(9000, ge=1280, le=9216, description="IP MTU on host NICs and bonds")
-    switch_bytes: int = Field(
+    host_bytes: StrictInt = Field(9000, ge=1280, le=9216, description="IP MTU on host NICs and bonds")
+    switch_bytes: StrictInt = Field(
         9216, ge=1500, le=9216, description="interface MTU on switches; capped at each NOS's maximum"
     )
 
@@ -106,10 +108,10 @@ class Mtu(IntentModel):
 
 
 class Vlan(IntentModel):
-    id: int = Field(ge=1, le=4094)
+    id: StrictInt = Field(ge=1, le=4094)
     name: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,32}$")]
     subnet: IPv4Network = Field(description="supernet; each leaf pair routes one slice of it")
-    pair_prefix_length: int = Field(
+    pair_prefix_length: StrictInt = Field(
         24, ge=16, le=29, description="prefix length of the slice each leaf pair gets"
     )
 
@@ -121,7 +123,7 @@ class Asns(IntentModel):
 
 class Underlay(IntentModel):
     asn: Asns
-    ecmp_max_paths: int = Field(64, ge=1, le=128)
+    ecmp_max_paths: StrictInt = Field(64, ge=1, le=128)
     loopback_subnet: IPv4Network = Field(description="router-id / loopback0 addresses, one /32 each")
     p2p_subnet: IPv4Network = Field(description="/31 leaf-spine links that cannot be unnumbered")
     peer_link_subnet: IPv4Network = Field(description="/31 per leaf pair for the MLAG/vPC peer SVI")
@@ -135,23 +137,23 @@ class Underlay(IntentModel):
 
 class Spines(IntentModel):
     model: str
-    count: int = Field(ge=1, le=128)
+    count: StrictInt = Field(ge=1, le=128)
     name_format: str = Field("spine{n}", description="Python format string; n counts from 1")
     names: tuple[DeviceName, ...] | None = Field(None, description="explicit names, overriding name_format")
 
 
 class PortOverrides(IntentModel):
-    host_cages_from: int | None = Field(None, ge=1, description="first front-panel cage for host links")
+    host_cages_from: StrictInt | None = Field(None, ge=1, description="first front-panel cage for host links")
     uplink_cages: tuple[int, ...] | None = Field(None, description="cages for spine uplinks, in order")
     peer_link_cages: tuple[int, ...] | None = Field(None, description="cages for the peer link")
 
 
 class LeafDefaults(IntentModel):
-    uplinks_per_spine: int = Field(1, ge=1, le=32)
+    uplinks_per_spine: StrictInt = Field(1, ge=1, le=32)
     uplink_speed_gbps: SpeedGbps | None = Field(
         None, description="default: the fastest speed both ends offer"
     )
-    peer_link_links: int = Field(2, ge=1, le=16)
+    peer_link_links: StrictInt = Field(2, ge=1, le=16)
     peer_link_speed_gbps: SpeedGbps | None = Field(None, description="default: the leaf's native cage speed")
 
     ports: PortOverrides = PortOverrides()
@@ -160,7 +162,7 @@ class LeafDefaults(IntentModel):
 class LeafPair(IntentModel):
     name: DeviceName
     model: str
-    hosts: int = Field(0, ge=0, le=1024, description="number of dual-homed hosts on this pair")
+    hosts: StrictInt = Field(0, ge=0, le=1024, description="number of dual-homed hosts on this pair")
     host_names: tuple[DeviceName, ...] | None = Field(None, description="explicit host names")
     leaves: tuple[DeviceName, DeviceName] | None = Field(None, description="explicit leaf names")
     multihoming: Multihoming | None = Field(None, description="default: the platform's native choice")
@@ -200,15 +202,15 @@ class Bond(IntentModel):
     members: tuple[NetdevName, NetdevName]
     rdma_device: RdmaDeviceName = Field(description="RDMA device of the RoCE LAG, e.g. mlx5_bond_0")
     speed_gbps: SpeedGbps = Field(description="speed of each member port")
-    vlan: int = Field(ge=1, le=4094, description="training VLAN the bond sits in")
+    vlan: StrictInt = Field(ge=1, le=4094, description="training VLAN the bond sits in")
 
 
 class Nccl(IntentModel):
     socket_ifname: str = Field(description="bootstrap/out-of-band interface for NCCL_SOCKET_IFNAME")
-    gid_index: int | None = Field(3, ge=0, le=255, description="NCCL_IB_GID_INDEX; null lets NCCL choose")
-    qps_per_connection: int = Field(4, ge=1, le=128, description="NCCL_IB_QPS_PER_CONNECTION (ECMP entropy)")
-    ib_timeout: int = Field(20, ge=1, le=31, description="NCCL_IB_TIMEOUT exponent")
-    ib_retry_cnt: int = Field(7, ge=0, le=7, description="NCCL_IB_RETRY_CNT")
+    gid_index: StrictInt | None = Field(3, ge=0, le=255, description="NCCL_IB_GID_INDEX; null lets NCCL choose")
+    qps_per_connection: StrictInt = Field(4, ge=1, le=128, description="NCCL_IB_QPS_PER_CONNECTION (ECMP entropy)")
+    ib_timeout: StrictInt = Field(20, ge=1, le=31, description="NCCL_IB_TIMEOUT exponent")
+    ib_retry_cnt: StrictInt = Field(7, ge=0, le=7, description="NCCL_IB_RETRY_CNT")
     extra_env: dict[
         Annotated[str, StringConstraints(pattern=r"^NCCL_[A-Z0-9_]+$")],
         Annotated[str, StringConstraints(pattern=r"^[^\x00-\x1f]*$")],
@@ -216,8 +218,8 @@ class Nccl(IntentModel):
 
 
 class Ethtool(IntentModel):
-    rx_ring: int = Field(8192, ge=64, le=8192)
-    tx_ring: int = Field(8192, ge=64, le=8192)
+    rx_ring: StrictInt = Field(8192, ge=64, le=8192)
+    tx_ring: StrictInt = Field(8192, ge=64, le=8192)
 
     @field_validator("rx_ring", "tx_ring")
     @classmethod
@@ -239,7 +241,7 @@ class Management(IntentModel):
 
     subnet: IPv4Network
     gateway: IPv4Address
-    first_offset: int = Field(10, ge=1, description="the first switch gets subnet address number first_offset")
+    first_offset: StrictInt = Field(10, ge=1, description="the first switch gets subnet address number first_offset")
 
 
 class Intent(IntentModel):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import ipaddress
 import re
 import types
 import typing
@@ -142,15 +143,26 @@ class _Builder:
         return self.loader.construct_object(node, deep=True)
 
 
+def _yaml_error(exc: yaml.MarkedYAMLError, file: str) -> LoadError:
+    """Point at where the broken construct starts (an unclosed bracket), naming where parsing gave up."""
+    problem, context = exc.problem_mark, exc.context_mark
+    if context is not None and problem is not None and exc.context and context.line != problem.line:
+        return LoadError(
+            file, Position(context.line + 1, context.column + 1), (),
+            f"not valid YAML: {exc.context} that starts here, {exc.problem} on line {problem.line + 1}",
+        )
+    mark = problem or context
+    pos = Position(mark.line + 1, mark.column + 1) if mark else Position(1, 1)
+    return LoadError(file, pos, (), f"not valid YAML: {exc.problem}")
+
+
 def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
     """Parse YAML text into plain data plus a `SourceMap`; raise `IntentLoadError` on malformed input."""
     loader = _Yaml12Loader(text)
     try:
         node = loader.get_single_node()
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        pos = Position(mark.line + 1, mark.column + 1) if mark else Position(1, 1)
-        raise IntentLoadError([LoadError(file, pos, (), f"not valid YAML: {exc.problem}")]) from None
+        raise IntentLoadError([_yaml_error(exc, file)]) from None
     finally:
         loader.dispose()
     if node is None:
@@ -190,19 +202,51 @@ def _as_model(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def _describe(error: ErrorDetails, path: Path) -> str:
+# What the schema's name patterns mean, said in words instead of as a regular expression.
+_PATTERN_TEXT = {
+    r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$": "a lower-case host name: letters, digits and inner '-', up to 63",
+    r"^NCCL_[A-Z0-9_]+$": "an NCCL_* variable name in capitals",
+    r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,14}$": "a Linux interface name of at most 15 characters",
+    r"^[A-Za-z0-9_-]{1,32}$": "letters, digits, '_' and '-', up to 32",
+    r"^[^\x00-\x1f]*$": "one line of printable text",
+}
+
+
+def _close_match(key: str | int, allowed: list[str]) -> str | None:
+    close = difflib.get_close_matches(str(key), allowed, n=1)
+    return close[0] if close else None
+
+
+def _describe(error: ErrorDetails, path: Path) -> tuple[Path, str]:
+    """The path to report and the message, in the intent author's terms."""
     kind = error["type"]
+    value = error.get("input")
+    shown = f" (got {value!r})" if not isinstance(value, dict | list | tuple) else ""
     if kind == "extra_forbidden":
         key = path[-1] if path else "?"
         allowed = _model_fields_at(path[:-1]) or []
-        close = difflib.get_close_matches(str(key), allowed, n=1)
-        hint = f"; did you mean '{close[0]}'?" if close else ""
-        return f"unknown key '{key}'{hint} (allowed here: {', '.join(allowed)})"
+        close = _close_match(key, allowed)
+        hint = f"; did you mean '{close}'?" if close else ""
+        return path, f"unknown key '{key}'{hint} (allowed here: {', '.join(allowed)})"
+    if kind == "missing" and path and isinstance(path[-1], int):
+        return path[:-1], f"too few items: item {path[-1]} is missing"
     if kind == "missing":
-        return f"required key '{path[-1]}' is missing"
-    value = error.get("input")
-    shown = f" (got {value!r})" if not isinstance(value, dict | list) else ""
-    return f"{error['msg']}{shown}"
+        return path, f"required key '{path[-1]}' is missing"
+    if kind == "value_error":
+        # Our own validators word their message completely, value included.
+        return path, str(error["msg"]).removeprefix("Value error, ")
+    if kind == "string_pattern_mismatch":
+        pattern = str((error.get("ctx") or {}).get("pattern", ""))
+        if pattern in _PATTERN_TEXT:
+            return path, f"expected {_PATTERN_TEXT[pattern]}{shown}"
+    if kind == "ip_v4_network" and isinstance(value, str) and "/" in value:
+        try:
+            network = ipaddress.ip_network(value, strict=False)
+        except ValueError:
+            pass
+        else:
+            return path, f"{value} has host bits set; the network is {network}"
+    return path, f"{error['msg']}{shown}"
 
 
 def _clean_loc(loc: tuple[Any, ...]) -> Path:
@@ -222,11 +266,19 @@ def validate_data(data: Any, source: SourceMap) -> Intent:
         raw = [(_clean_loc(e["loc"]), e) for e in exc.errors(include_url=False)]
         # A container whose item failed is also reported as too short; the item's own error is the news.
         deeper = {path[:i] for path, _ in raw for i in range(len(path))}
-        errors = [
-            LoadError(source.file, source.locate(path), path, _describe(error, path))
+        # A misspelt key also leaves its correct spelling missing; "did you mean" already says both.
+        misspelt = {
+            (*path[:-1], match)
             for path, error in raw
-            if not (error["type"] == "too_short" and path in deeper)
-        ]
+            if error["type"] == "extra_forbidden" and path
+            and (match := _close_match(path[-1], _model_fields_at(path[:-1]) or []))
+        }
+        errors = []
+        for path, error in raw:
+            if (error["type"] == "too_short" and path in deeper) or (error["type"] == "missing" and path in misspelt):
+                continue
+            shown_path, message = _describe(error, path)
+            errors.append(LoadError(source.file, source.locate(shown_path), shown_path, message))
         errors.sort(key=lambda e: (e.position.line, e.position.col))
         raise IntentLoadError(errors) from None
 

@@ -17,8 +17,10 @@ def format_name(fmt: str, n: int) -> str:
     """
     try:
         return fmt.format(n=n)
-    except (KeyError, IndexError, ValueError) as exc:
-        raise NameFormatError(f"cannot format {fmt!r} with n={n}: {exc}") from None
+    except KeyError as exc:
+        raise NameFormatError(f"{fmt!r} uses {{{exc.args[0]}}}; the only field available is {{n}}") from None
+    except (IndexError, ValueError) as exc:
+        raise NameFormatError(f"{fmt!r} is not a valid format for a number n: {exc}") from None
 
 
 def spine_names(intent: Intent) -> list[str]:

@@ -113,7 +113,7 @@ class _Planner:
         self.p2p_next = 0
 
     def fail(self, exc: AllocationError, path: Path) -> None:
-        self.findings.append(Finding(exc.code, Severity.ERROR, path, exc.message, exc.hint))
+        self.findings.append(Finding(exc.code, Severity.ERROR, exc.path or path, exc.message, exc.hint))
 
     # --- devices ------------------------------------------------------------------------------------------
 
@@ -183,6 +183,7 @@ class _Planner:
         model = leaves[0].model
         spec = model.spec
         overrides = pair.ports or leaf_defaults.ports
+        overrides_path: Path = ("topology", "leaf_pairs", p, "ports") if pair.ports else ("topology", "leaf", "ports")
         peer_speed = leaf_defaults.peer_link_speed_gbps or max(g.speed_gbps for g in model.cage_groups)
         uplink_speed = leaf_defaults.uplink_speed_gbps or self._common_speed(model, spines[0].model)
         uplink_count = len(spines) * leaf_defaults.uplinks_per_spine
@@ -192,12 +193,13 @@ class _Planner:
         for leaf in leaves:
             alloc = leaf.allocator
             if overrides.peer_link_cages is not None:
-                peer = alloc.take(peer_speed, leaf_defaults.peer_link_links, overrides.peer_link_cages,
-                                  "the peer link", explicit=True)
+                peer = _explicit(alloc, peer_speed, leaf_defaults.peer_link_links, overrides.peer_link_cages,
+                                 "the peer link", (*overrides_path, "peer_link_cages"))
             else:
                 peer = alloc.reserve_top(peer_speed, leaf_defaults.peer_link_links, "the peer link")
             if overrides.uplink_cages is not None:
-                up = alloc.take(uplink_speed, uplink_count, overrides.uplink_cages, "spine uplinks", explicit=True)
+                up = _explicit(alloc, uplink_speed, uplink_count, overrides.uplink_cages, "spine uplinks",
+                               (*overrides_path, "uplink_cages"))
             else:
                 up = alloc.reserve_top(uplink_speed, uplink_count, "spine uplinks")
             first = overrides.host_cages_from or 1
@@ -417,6 +419,17 @@ class _Planner:
             tx_ring=h.ethtool.tx_ring,
             nccl_env=tuple(sorted(env.items())),
         )
+
+
+def _explicit(
+    alloc: PortAllocator, speed: int, count: int, cages: tuple[int, ...], purpose: str, path: Path
+) -> list[Port]:
+    """Allocate from cages the intent lists, so errors point at that list."""
+    try:
+        return alloc.take(speed, count, cages, purpose, explicit=True)
+    except AllocationError as exc:
+        exc.path = path
+        raise
 
 
 def plan_fabric(intent: Intent, source: Source) -> FabricPlan:

@@ -12,11 +12,12 @@ from renderers.plan import Breakout
 class AllocationError(Exception):
     """A request the switch cannot satisfy. `code` is the finding code the planner reports."""
 
-    def __init__(self, code: str, message: str, hint: str = "") -> None:
+    def __init__(self, code: str, message: str, hint: str = "", path: tuple[str | int, ...] | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.hint = hint
+        self.path = path  # the intent field that asked for it, when the caller knows
 
 
 @dataclass(frozen=True, slots=True)

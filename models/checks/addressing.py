@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from ipaddress import IPv4Network
 
 from models.catalogue import lookup_model
@@ -44,12 +43,14 @@ def _pools(intent: Intent) -> list[Finding]:
     if u.loopback_subnet.num_addresses - 1 < switches:
         found.append(error(
             "address-pool-too-small", ("underlay", "loopback_subnet"),
-            f"{u.loopback_subnet} holds {u.loopback_subnet.num_addresses - 1} loopbacks for {switches} switches",
+            f"{u.loopback_subnet} holds {u.loopback_subnet.num_addresses - 1} loopback address(es) for "
+            f"{switches} switches",
         ))
     if u.peer_link_subnet.num_addresses < 2 * pairs:
         found.append(error(
             "address-pool-too-small", ("underlay", "peer_link_subnet"),
-            f"{u.peer_link_subnet} holds {u.peer_link_subnet.num_addresses // 2} /31s for {pairs} leaf pairs",
+            f"{u.peer_link_subnet} holds {u.peer_link_subnet.num_addresses // 2} /31 subnet(s) "
+            f"for {pairs} leaf pair(s)",
         ))
     mgmt = intent.management
     if mgmt is not None:
@@ -68,19 +69,24 @@ def _pools(intent: Intent) -> list[Finding]:
 
 def _vlans(intent: Intent) -> list[Finding]:
     found: list[Finding] = []
-    ids = Counter(v.id for v in intent.vlans)
-    names = Counter(v.name for v in intent.vlans)
-    specs = {model.spec.key: model.spec for _, model in models_in_use(intent)}
+    seen_ids: set[int] = set()
+    seen_names: set[str] = set()
+    # VLANs live on the leaves only; a spine's reserved range does not matter.
+    specs = {
+        model.spec.key: model.spec for path, model in models_in_use(intent) if path[:2] == ("topology", "leaf_pairs")
+    }
     peer_vlans = _peer_vlans(intent)
     pairs = intent.topology.leaf_pairs
     hosts_most = max((p.host_count for p in pairs), default=0)
 
     for i, vlan in enumerate(intent.vlans):
         path = ("vlans", i)
-        if ids[vlan.id] > 1:
-            found.append(error("duplicate-vlan", (*path, "id"), f"VLAN {vlan.id} is defined {ids[vlan.id]} times"))
-        if names[vlan.name] > 1:
-            found.append(error("duplicate-vlan", (*path, "name"), f"VLAN name '{vlan.name}' is used twice"))
+        if vlan.id in seen_ids:
+            found.append(error("duplicate-vlan", (*path, "id"), f"VLAN {vlan.id} is already defined above"))
+        if vlan.name in seen_names:
+            found.append(error("duplicate-vlan", (*path, "name"), f"VLAN name '{vlan.name}' is already used above"))
+        seen_ids.add(vlan.id)
+        seen_names.add(vlan.name)
         if vlan.id == 1:
             found.append(error(
                 "vlan-reserved", (*path, "id"), "VLAN 1 is every switch's default VLAN",

@@ -25,6 +25,7 @@ def check(intent: Intent) -> list[Finding]:
     names = Counter(b.name for b in h.bonds)
     netdevs = Counter(m for b in h.bonds for m in b.members)
     rdma = Counter(b.rdma_device for b in h.bonds)
+    reported: set[str] = set()
     for i, bond in enumerate(h.bonds):
         path = ("hosts", "bonds", i)
         if names[bond.name] > 1:
@@ -33,7 +34,8 @@ def check(intent: Intent) -> list[Finding]:
             found.append(error("duplicate-bond", (*path, "name"),
                                f"bond name '{bond.name}' is also a member interface"))
         for member in bond.members:
-            if netdevs[member] > 1:
+            if netdevs[member] > 1 and member not in reported:
+                reported.add(member)
                 found.append(error(
                     "duplicate-bond-member", (*path, "members"),
                     f"interface '{member}' is a member of more than one bond (or listed twice)",

@@ -64,15 +64,15 @@ def check(intent: Intent) -> list[Finding]:
             f"ECN min threshold {ecn.min_threshold_kbytes} KB is not below max {ecn.max_threshold_kbytes} KB",
             "marking ramps between min and max; min must be smaller",
         ))
-    for path, model in models_in_use(intent):
-        buffer_kbytes = model.buffer_mbytes * 1000
-        if ecn.max_threshold_kbytes > buffer_kbytes:
-            found.append(error(
-                "ecn-threshold-exceeds-buffer", ("qos", "ecn", "max_threshold_kbytes"),
-                f"ECN max threshold {ecn.max_threshold_kbytes} KB exceeds the {model.buffer_mbytes} MB packet "
-                f"buffer of {model.name} ({'.'.join(map(str, path))})",
-                "queues never grow past the buffer, so marking would never reach its maximum",
-            ))
+    too_small = sorted({m.name: m for _, m in models_in_use(intent)
+                        if ecn.max_threshold_kbytes > m.buffer_mbytes * 1000}.values(), key=lambda m: m.buffer_mbytes)
+    if too_small:
+        found.append(error(
+            "ecn-threshold-exceeds-buffer", ("qos", "ecn", "max_threshold_kbytes"),
+            f"ECN max threshold {ecn.max_threshold_kbytes} KB exceeds the packet buffer of "
+            + ", ".join(f"{m.name} ({m.buffer_mbytes} MB)" for m in too_small),
+            "queues never grow past the buffer, so marking would never reach its maximum",
+        ))
 
     ets = q.ets
     if ets.roce_percent + ets.default_percent != 100:
@@ -89,23 +89,23 @@ def check(intent: Intent) -> list[Finding]:
 def _mtu(intent: Intent) -> list[Finding]:
     found: list[Finding] = []
     host, wanted = intent.mtu.host_bytes, intent.mtu.switch_bytes
-    seen: set[str] = set()
-    for _path, model in models_in_use(intent):
-        spec = model.spec
+    specs = {m.spec.key: m.spec for _, m in models_in_use(intent)}
+    short = []
+    for spec in sorted(specs.values(), key=lambda s: s.key):
         effective = min(wanted, spec.mtu_max_bytes)
-        if spec.key in seen:
-            continue
-        seen.add(spec.key)
-        if wanted > spec.mtu_max_bytes:
+        # Only worth saying when the user asked for more than the NOS takes; the default is capped silently.
+        if wanted > spec.mtu_max_bytes and "switch_bytes" in intent.mtu.model_fields_set:
             found.append(info(
                 "mtu-capped", ("mtu", "switch_bytes"),
                 f"{spec.display_name} allows at most {spec.mtu_max_bytes} bytes; its interfaces get that",
             ))
         if host + L2_OVERHEAD_BYTES > effective:
-            found.append(error(
-                "mtu-too-small", ("mtu", "host_bytes"),
-                f"host MTU {host} + {L2_OVERHEAD_BYTES} bytes of Ethernet/802.1Q header exceeds the "
-                f"{effective}-byte MTU of {spec.display_name} switches",
-                "jumbo frames would be dropped on that hop; raise mtu.switch_bytes or lower mtu.host_bytes",
-            ))
+            short.append(f"{spec.display_name} ({effective})")
+    if short:
+        found.append(error(
+            "mtu-too-small", ("mtu", "host_bytes"),
+            f"host MTU {host} + {L2_OVERHEAD_BYTES} bytes of Ethernet/802.1Q header exceeds the switch MTU of "
+            + ", ".join(short),
+            "jumbo frames would be dropped on that hop; raise mtu.switch_bytes or lower mtu.host_bytes",
+        ))
     return found

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections import Counter
-
 from models.catalogue import MODELS, lookup_model
 from models.checks.common import error, warning
-from models.findings import Finding
+from models.findings import Finding, Path, dotted
 from models.intent import Intent
 from models.naming import NameFormatError, host_names_by_pair, spine_names
 
@@ -81,26 +79,32 @@ def _names(intent: Intent) -> list[Finding]:
     if topo.spines.names is not None and len(topo.spines.names) != topo.spines.count:
         found.append(error(
             "spine-names-count", ("topology", "spines", "names"),
-            f"{len(topo.spines.names)} names given for {topo.spines.count} spines",
+            f"{len(topo.spines.names)} name(s) given for {topo.spines.count} spine(s)",
         ))
-    owners: list[tuple[str, tuple[str | int, ...]]] = [(n, ("topology", "spines")) for n in spines]
+    # Every name with the intent field that produced it: the explicit list entry, or the name format.
+    owners: list[tuple[str, str, Path]] = []
+    for k, name in enumerate(spines):
+        path: Path = ("topology", "spines", "names", k) if topo.spines.names else ("topology", "spines", "name_format")
+        owners.append((name, "spine", path))
     for i, pair in enumerate(topo.leaf_pairs):
-        owners.append((pair.name, ("topology", "leaf_pairs", i, "name")))
-        owners += [(leaf, ("topology", "leaf_pairs", i, "leaves")) for leaf in pair.leaf_names]
-        owners += [(h, ("topology", "leaf_pairs", i)) for h in hosts[pair.name]]
-    counts = Counter(name for name, _ in owners)
-    reported = set()
-    for name, path in owners:
-        if counts[name] > 1 and name not in reported:
-            reported.add(name)
-            found.append(error(
-                "duplicate-name", path,
-                f"the name '{name}' is used {counts[name]} times (pairs, leaves, spines and hosts share one namespace)",
-                "every device and leaf pair needs its own name",
-            ))
-    for name, path in owners:
-        if len(name) > 63 or not name or not all(c.isalnum() or c == "-" for c in name):
-            found.append(error("invalid-name", path, f"'{name}' is not a valid host name"))
+        pair_path: Path = ("topology", "leaf_pairs", i)
+        owners.append((pair.name, "leaf pair", (*pair_path, "name")))
+        for side, leaf in enumerate(pair.leaf_names):
+            owners.append((leaf, "leaf", (*pair_path, "leaves", side) if pair.leaves else (*pair_path, "name")))
+        for j, host in enumerate(hosts[pair.name]):
+            host_path: Path = (*pair_path, "host_names", j) if pair.host_names else ("hosts", "name_format")
+            owners.append((host, "host", host_path))
+    first_seen: dict[str, tuple[str, Path]] = {}
+    for name, kind, path in owners:
+        if name not in first_seen:
+            first_seen[name] = (kind, path)
+            continue
+        other_kind, other_path = first_seen[name]
+        found.append(error(
+            "duplicate-name", path,
+            f"the {kind} name '{name}' is already used by a {other_kind} ({dotted(other_path)})",
+            "pairs, leaves, spines and hosts share one namespace; every one needs its own name",
+        ))
     return found
 
 
