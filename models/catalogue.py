@@ -174,6 +174,10 @@ class SwitchModel:
     def cage_count(self) -> int:
         return sum(g.count for g in self.cage_groups)
 
+    def port_capacity(self, speed_gbps: int) -> int:
+        """How many `speed_gbps` ports the whole front panel gives, breaking cages out where allowed."""
+        return sum(g.breakout_factor(c, speed_gbps) or 0 for g in self.cage_groups for c in g.cages)
+
     def speeds_gbps(self) -> tuple[int, ...]:
         """Every port speed the model offers natively or by breakout, fastest first."""
         speeds = set()

@@ -9,6 +9,7 @@ NVUE Commands").
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -167,8 +168,11 @@ def nvue_document(plan: FabricPlan, switch: Switch) -> Tree:
     return doc
 
 
+_NEEDS_QUOTES = re.compile(r"\s")
+
+
 def _quote(token: str) -> str:
-    return f'"{token}"' if any(c.isspace() for c in token) or not token else token
+    return f'"{token}"' if not token or _NEEDS_QUOTES.search(token) else token
 
 
 def nv_set_commands(tree: Tree, prefix: tuple[str, ...] = ()) -> list[str]:
@@ -186,20 +190,18 @@ def nv_set_commands(tree: Tree, prefix: tuple[str, ...] = ()) -> list[str]:
     return lines
 
 
-class _NvueDumper(yaml.SafeDumper):
-    """Block-style YAML; strings such as 'on' stay quoted because SafeDumper knows they read as booleans."""
+# libyaml's emitter is an order of magnitude faster than PyYAML's pure-Python one on large fabrics and
+# prints the same text; the pure-Python dumper is the fallback where PyYAML was built without libyaml.
+_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-def render_yaml(plan: FabricPlan, switch: Switch, target: str) -> str:
-    header = "".join(f"# {line}\n" for line in header_lines(plan.source, target, switch.name))
-    body = yaml.dump([{"set": nvue_document(plan, switch)}], Dumper=_NvueDumper, sort_keys=False,
-                     default_flow_style=False, width=1000)
-    return header + body
+def render_switch(plan: FabricPlan, switch: Switch, target: str) -> list[tuple[str, str, str]]:
+    """The NVUE document twice: as the YAML `nv config replace` takes, and as `nv set` commands.
 
-
-def render_commands(plan: FabricPlan, switch: Switch, target: str) -> str:
-    return render(
-        "cumulus/nv-set.j2",
-        header=header_lines(plan.source, target, switch.name),
-        commands=nv_set_commands(nvue_document(plan, switch)),
-    )
+    SafeDumper quotes strings such as 'on' that a YAML 1.1 reader would turn into booleans."""
+    header = header_lines(plan.source, target, switch.name)
+    document = nvue_document(plan, switch)
+    body = yaml.dump([{"set": document}], Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
+    yaml_text = "".join(f"# {line}\n" for line in header) + body
+    commands = render("cumulus/nv-set.j2", header=header, commands=nv_set_commands(document))
+    return [(".nvue.yaml", "nvue-yaml", yaml_text), (".nv-set.txt", "nvue-commands", commands)]

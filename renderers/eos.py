@@ -98,7 +98,11 @@ def _bgp(switch: Switch) -> dict[str, Any]:
     }
 
 
-def render_switch(plan: FabricPlan, switch: Switch, target: str) -> str:
+def render_switch(plan: FabricPlan, switch: Switch, target: str) -> list[tuple[str, str, str]]:
+    return [(".cfg", "eos-config", render_config(plan, switch, target))]
+
+
+def render_config(plan: FabricPlan, switch: Switch, target: str) -> str:
     mlag = switch.mlag
     mgmt = None
     if switch.management is not None:

@@ -99,7 +99,11 @@ def _ethernets(switch: Switch) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: natural_key(r["name"]))
 
 
-def render_switch(plan: FabricPlan, switch: Switch, target: str) -> str:
+def render_switch(plan: FabricPlan, switch: Switch, target: str) -> list[tuple[str, str, str]]:
+    return [(".cfg", "nxos-config", render_config(plan, switch, target))]
+
+
+def render_config(plan: FabricPlan, switch: Switch, target: str) -> str:
     mlag = switch.mlag
     vpc = None
     if mlag is not None:

@@ -6,7 +6,6 @@ to JSON (`rocefab plan --json`) so operators and other tools can consume the sam
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from dataclasses import dataclass
 from enum import StrEnum
@@ -262,8 +261,9 @@ class FabricPlan:
 
 
 def _plain(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    fields = getattr(type(value), "__dataclass_fields__", None)
+    if fields is not None:
+        return {name: _plain(getattr(value, name)) for name in fields}
     if isinstance(value, tuple | list):
         return [_plain(v) for v in value]
     return value

@@ -141,6 +141,11 @@ class _Planner:
             self._draft(name, Role.SPINE, spine_model, None, intent.underlay.asn.spine, i)
             for i, name in enumerate(spine_names(intent))
         ]
+        try:
+            self._check_spine_capacity(spine_model)
+        except AllocationError as exc:
+            self.fail(exc, ("topology", "leaf", "uplinks_per_spine"))
+            raise PlanningError(self.findings) from None
         hosts_by_pair = host_names_by_pair(intent)
         index = len(spines)
         leaves: list[_SwitchDraft] = []
@@ -216,6 +221,46 @@ class _Planner:
         for leaf, (_, up, _) in zip(leaves, allocations, strict=True):
             self._uplinks(leaf, up, spines)
         return self._hosts(p, pair, leaves, [a[2] for a in allocations], host_names)
+
+    def _check_spine_capacity(self, spine: SwitchModel) -> None:
+        """Every leaf connects to every spine, so each spine needs leaves x uplinks_per_spine downlinks,
+        however many spines there are. Say so once, with what would fit, instead of failing leaf by leaf."""
+        topo = self.intent.topology
+        per_spine = topo.leaf.uplinks_per_spine
+        demand: dict[int, int] = {}
+        for pair in topo.leaf_pairs:
+            leaf = lookup_model(pair.model)
+            assert leaf is not None
+            speed = topo.leaf.uplink_speed_gbps or self._common_speed(leaf, spine)
+            demand[speed] = demand.get(speed, 0) + 2 * per_spine
+        if len(demand) != 1:
+            return  # mixed uplink speeds share cages; the port allocator judges those
+        ((speed, needed),) = demand.items()
+        capacity = spine.port_capacity(speed)
+        if needed <= capacity:
+            return
+        if capacity == 0:
+            raise AllocationError(
+                "speed-unsupported",
+                f"{spine.name} spines cannot run {speed}G ports",
+                "speeds it offers: " + ", ".join(f"{s}G" for s in spine.speeds_gbps()),
+                path=("topology", "leaf", "uplink_speed_gbps"),
+            )
+        leaves = 2 * len(topo.leaf_pairs)
+        options = []
+        if capacity >= leaves:
+            fewer = capacity // leaves
+            spines_needed = -(-topo.spines.count * per_spine // fewer)
+            options.append(f"uplinks_per_spine {fewer} with {spines_needed} spines keeps the uplink bandwidth")
+        options += [f"{s}G uplinks ({spine.port_capacity(s)} ports)" for s in spine.speeds_gbps()
+                    if s < speed and spine.port_capacity(s) >= needed]
+        options.append("a spine model with more ports, or a three-tier (super-spine) design")
+        raise AllocationError(
+            "spine-ports-exhausted",
+            f"each spine needs {needed} x {speed}G downlinks ({leaves} leaves x {per_spine} uplinks per spine), "
+            f"but a {spine.name} offers {capacity}",
+            "what would fit: " + "; ".join(options),
+        )
 
     def _common_speed(self, leaf: SwitchModel, spine: SwitchModel) -> int:
         common = set(leaf.speeds_gbps()) & set(spine.speeds_gbps())

@@ -20,16 +20,12 @@ class RenderedFile:
     executable: bool = False
 
 
-SwitchRenderer = Callable[[FabricPlan, Switch, str], str]
-
-# Each platform's outputs: (file suffix, kind, renderer).
-SWITCH_OUTPUTS: dict[Platform, tuple[tuple[str, str, SwitchRenderer], ...]] = {
-    Platform.EOS: ((".cfg", "eos-config", eos.render_switch),),
-    Platform.NXOS: ((".cfg", "nxos-config", nxos.render_switch),),
-    Platform.CUMULUS: (
-        (".nvue.yaml", "nvue-yaml", cumulus.render_yaml),
-        (".nv-set.txt", "nvue-commands", cumulus.render_commands),
-    ),
+# Each platform's renderer returns its files as (suffix, kind, content).
+SwitchRenderer = Callable[[FabricPlan, Switch, str], list[tuple[str, str, str]]]
+SWITCH_RENDERERS: dict[Platform, SwitchRenderer] = {
+    Platform.EOS: eos.render_switch,
+    Platform.NXOS: nxos.render_switch,
+    Platform.CUMULUS: cumulus.render_switch,
 }
 
 
@@ -44,9 +40,8 @@ def render_fabric(plan: FabricPlan) -> list[RenderedFile]:
     files: list[RenderedFile] = []
     for switch in plan.switches:
         target = target_of(switch)
-        for suffix, kind, renderer in SWITCH_OUTPUTS[Platform(switch.platform)]:
-            files.append(RenderedFile(f"switches/{switch.name}{suffix}", switch.name, kind,
-                                      renderer(plan, switch, target)))
+        for suffix, kind, content in SWITCH_RENDERERS[Platform(switch.platform)](plan, switch, target):
+            files.append(RenderedFile(f"switches/{switch.name}{suffix}", switch.name, kind, content))
     for host in plan.hosts:
         files.append(RenderedFile(f"hosts/{hosts.script_name(host)}", host.name, "host-script",
                                   hosts.render_script(plan, host), executable=True))
