@@ -20,6 +20,7 @@ from renderers.output import OutputError, write_output
 from renderers.pipeline import Checked, check_file
 from renderers.plan import FabricPlan, LinkKind, PortRole, plan_to_json
 from renderers.render import render_fabric
+from renderers.summary import bandwidth
 from rocefab import __version__
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
@@ -83,14 +84,15 @@ def validate(intent: IntentArg) -> None:
 
 def _summary(plan: FabricPlan) -> None:
     table = Table(title=f"fabric {plan.source.fabric}", title_justify="left")
-    for column in ("switch", "role", "model", "platform", "ASN", "loopback", "host", "uplink", "down", "peer"):
-        table.add_column(column, justify="right" if column in ("ASN", "host", "uplink", "down", "peer") else "left")
+    numeric = ("ASN", "host", "uplink", "down", "peer", "oversub")
+    for column in ("switch", "role", "model", "platform", "ASN", "loopback", *numeric[1:]):
+        table.add_column(column, justify="right" if column in numeric else "left")
     for sw in plan.switches:
         roles = Counter(p.role for p in sw.ports)
         table.add_row(
             sw.name, sw.role.value, sw.model, f"{sw.platform} {sw.release}", str(sw.asn), sw.loopback_ipv4,
             str(roles[PortRole.HOST]), str(roles[PortRole.UPLINK]), str(roles[PortRole.DOWNLINK]),
-            str(roles[PortRole.PEER_LINK]),
+            str(roles[PortRole.PEER_LINK]), bandwidth(sw).oversubscription,
         )
     out.print(table)
     kinds = Counter(link.kind for link in plan.links)
