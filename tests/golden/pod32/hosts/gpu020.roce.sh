@@ -38,15 +38,18 @@ converge() {
   local reader=()
   while [[ $1 != -- ]]; do reader+=("$1"); shift; done
   shift
-  have=$("${reader[@]}")
+  # A failing reader or writer (a device not there yet, a tool error) must not end the run under `set -e` with the
+  # tool's own status (ip exits 2, the usage code) or half-way through a writer (a port left down): the value read
+  # back decides, and the run goes on to the other settings.
+  have=$("${reader[@]}") || true
   if [[ "$have" == "$want" ]]; then
     echo "ok      $label = $want"
   elif [[ $MODE == check ]]; then
     echo "DRIFT   $label: is '$have', want '$want'"
     DRIFT=$((DRIFT + 1))
   else
-    "$@"
-    after=$("${reader[@]}")
+    "$@" || true
+    after=$("${reader[@]}") || true
     if [[ "$after" == "$want" ]]; then
       echo "changed $label: '$have' -> '$want'"
       CHANGED=$((CHANGED + 1))
@@ -78,7 +81,8 @@ ensure_rdma_device() {  # RDMA_DEVICE: appears once both ports of the card form 
   converge "$1 RDMA device" present rdma_presence "$1" -- true
 }
 
-read_file() { if [[ -r "$1" ]]; then tr -d '\n' <"$1"; else echo "<missing>"; fi; }
+# An attribute that exists can still fail to read (an empty GID table entry): say so instead of failing.
+read_file() { if [[ -e "$1" ]]; then tr -d '\n' <"$1" 2>/dev/null || echo "<unreadable>"; else echo "<missing>"; fi; }
 
 write_file() { printf '%s\n' "$2" >"$1"; }
 
@@ -185,8 +189,8 @@ ipv4_addresses() {
   ip -4 -o addr show dev "$1" | awk '{print $4}' | sort | paste -sd, -
 }
 
-set_address() {
-  ip addr flush dev "$1"
+set_address() {  # IPv4 only: addresses of other families (IPv6 link-local) are not ours to remove
+  ip -4 addr flush dev "$1"
   ip addr add "$2" dev "$1"
 }
 
@@ -267,6 +271,7 @@ ensure_sysfs "enp24s0f0np0 DCQCN reaction point, priority 3" "$SYS/class/net/enp
 ensure_sysfs "enp24s0f0np0 CNP DSCP" "$SYS/class/net/enp24s0f0np0/ecn/roce_np/cnp_dscp" 48
 ensure_sysfs "enp24s0f0np0 CNP priority" "$SYS/class/net/enp24s0f0np0/ecn/roce_np/cnp_802p_prio" 6
 ensure_member enp24s0f0np0 bond0
+ensure_up enp24s0f0np0
 ensure_mtu enp24s0f0np0 9000
 ensure_pause_off enp24s0f1np1
 ensure_rings enp24s0f1np1 8192 8192
@@ -277,6 +282,7 @@ ensure_sysfs "enp24s0f1np1 DCQCN reaction point, priority 3" "$SYS/class/net/enp
 ensure_sysfs "enp24s0f1np1 CNP DSCP" "$SYS/class/net/enp24s0f1np1/ecn/roce_np/cnp_dscp" 48
 ensure_sysfs "enp24s0f1np1 CNP priority" "$SYS/class/net/enp24s0f1np1/ecn/roce_np/cnp_802p_prio" 6
 ensure_member enp24s0f1np1 bond0
+ensure_up enp24s0f1np1
 ensure_mtu enp24s0f1np1 9000
 ensure_up bond0
 ensure_address bond0 10.101.2.7/24
@@ -300,6 +306,7 @@ ensure_sysfs "enp154s0f0np0 DCQCN reaction point, priority 3" "$SYS/class/net/en
 ensure_sysfs "enp154s0f0np0 CNP DSCP" "$SYS/class/net/enp154s0f0np0/ecn/roce_np/cnp_dscp" 48
 ensure_sysfs "enp154s0f0np0 CNP priority" "$SYS/class/net/enp154s0f0np0/ecn/roce_np/cnp_802p_prio" 6
 ensure_member enp154s0f0np0 bond1
+ensure_up enp154s0f0np0
 ensure_mtu enp154s0f0np0 9000
 ensure_pause_off enp154s0f1np1
 ensure_rings enp154s0f1np1 8192 8192
@@ -310,6 +317,7 @@ ensure_sysfs "enp154s0f1np1 DCQCN reaction point, priority 3" "$SYS/class/net/en
 ensure_sysfs "enp154s0f1np1 CNP DSCP" "$SYS/class/net/enp154s0f1np1/ecn/roce_np/cnp_dscp" 48
 ensure_sysfs "enp154s0f1np1 CNP priority" "$SYS/class/net/enp154s0f1np1/ecn/roce_np/cnp_802p_prio" 6
 ensure_member enp154s0f1np1 bond1
+ensure_up enp154s0f1np1
 ensure_mtu enp154s0f1np1 9000
 ensure_up bond1
 ensure_address bond1 10.102.2.7/24
