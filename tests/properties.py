@@ -162,16 +162,18 @@ def check_fabric(plan: FabricPlan, rendered: list[RenderedFile] | tuple[Rendered
                               re.MULTILINE))
         tos = int(env["NCCL_IB_TC"])
         for bond in host.bonds:
-            tos_lines = re.findall(rf"^\s*ensure_roce_tos {re.escape(bond.rdma_device)} (\d+)$", script, re.MULTILINE)
+            dev = re.escape(bond.rdma_device)
+            tos_lines = re.findall(rf"-- cma_roce_tos -d {dev} -p 1 -t (\d+)$", script, re.MULTILINE)
             assert tos_lines == [str(tos)], f"{host.name}: rdma_cm ToS {tos_lines} vs NCCL_IB_TC {tos}"
             path = [m.switch for m in bond.members] + spines
             for member in bond.members:
-                pfc = re.findall(rf"^ensure_pfc {re.escape(member.netdev)} ([01,]+)$", script, re.MULTILINE)
+                netdev = re.escape(member.netdev)
+                pfc = re.findall(rf"-- mlnx_qos -i {netdev} --pfc ([01,]+)$", script, re.MULTILINE)
                 assert len(pfc) == 1
                 flags = {i for i, v in enumerate(pfc[0].split(",")) if v == "1"}
-                assert re.search(rf"^ensure_trust {re.escape(member.netdev)} dscp$", script, re.MULTILINE)
-                assert re.search(rf"^ensure_mtu {re.escape(member.netdev)} {plan.host_profile.mtu_bytes}$",
-                                 script, re.MULTILINE)
+                assert re.search(rf"-- mlnx_qos -i {netdev} --trust dscp$", script, re.MULTILINE)
+                mtu = plan.host_profile.mtu_bytes
+                assert re.search(rf"-- ip link set dev {netdev} mtu {mtu}$", script, re.MULTILINE)
                 for sw_name in path:
                     sq = qos_of[sw_name]
                     prio = sq.dscp_to_priority.get(tos >> 2)

@@ -17,8 +17,9 @@ esac
 fatal() { echo "ERROR $*" >&2; exit 3; }
 
 # converge LABEL WANT READER... -- WRITER...
-# Reads the current value with READER; when it differs from WANT, reports it (--check) or runs WRITER and
-# reads again, so a write the kernel or a tool silently ignored is reported instead of assumed.
+# Reads the current value with READER; when it differs from WANT, reports it (--check) or runs WRITER (its
+# report on stdout discarded, its errors shown) and reads again, so a write the kernel or a tool silently
+# ignored is reported instead of assumed.
 converge() {
   local label=$1 want=$2 have after
   shift 2
@@ -35,7 +36,7 @@ converge() {
     echo "DRIFT   $label: is '$have', want '$want'"
     DRIFT=$((DRIFT + 1))
   else
-    "$@" || true
+    "$@" >/dev/null || true
     after=$("${reader[@]}") || true
     if [[ "$after" == "$want" ]]; then
       echo "changed $label: '$have' -> '$want'"
@@ -75,10 +76,6 @@ write_file() { printf '%s\n' "$2" >"$1"; }
 
 ensure_sysfs() {  # LABEL PATH WANT
   converge "$1" "$3" read_file "$2" -- write_file "$2" "$3"
-}
-
-ensure_mtu() {  # NETDEV MTU
-  converge "$1 mtu" "$2" read_file "$SYS/class/net/$1/mtu" -- ip link set dev "$1" mtu "$2"
 }
 
 # Readers consume their whole input (no `grep -q`, no early `exit` in awk): with pipefail, a writer killed
@@ -128,17 +125,6 @@ qos_trust() {
 
 qos_pfc() {  # PFC enable flags for priorities 0-7, comma separated
   mlnx_qos -i "$1" | awk '!found && $1 == "enabled" {out=$2; for (i = 3; i <= 9; i++) out = out "," $i; print out; found=1}'
-}
-
-set_trust() { mlnx_qos -i "$1" --trust "$2" >/dev/null; }
-set_pfc() { mlnx_qos -i "$1" --pfc "$2" >/dev/null; }
-
-ensure_trust() {  # NETDEV TRUST
-  converge "$1 qos trust" "$2" qos_trust "$1" -- set_trust "$1" "$2"
-}
-
-ensure_pfc() {  # NETDEV FLAGS
-  converge "$1 pfc priorities" "$2" qos_pfc "$1" -- set_pfc "$1" "$2"
 }
 
 bond_settings() {  # "mode/lacp_rate/xmit_hash_policy/miimon" of an existing bond, else "<absent>"
@@ -197,16 +183,6 @@ ensure_route() {  # PREFIX GATEWAY NETDEV
 # a transient configfs entry to read it; the value itself is left untouched.
 roce_tos() { cma_roce_tos -d "$1" -p 1 | tail -n 1; }
 roce_mode() { cma_roce_mode -d "$1" -p 1 | tail -n 1; }
-set_roce_tos() { cma_roce_tos -d "$1" -p 1 -t "$2" >/dev/null; }
-set_roce_mode() { cma_roce_mode -d "$1" -p 1 -m 2 >/dev/null; }
-
-ensure_roce_tos() {  # RDMA_DEVICE TOS
-  converge "$1 rdma_cm default ToS" "$2" roce_tos "$1" -- set_roce_tos "$1" "$2"
-}
-
-ensure_roce_v2() {  # RDMA_DEVICE
-  converge "$1 rdma_cm RoCE mode" "RoCE v2" roce_mode "$1" -- set_roce_mode "$1"
-}
 
 verify_gid() {  # RDMA_DEVICE INDEX: the GID NCCL is told to use must be a RoCE v2 GID
   local have

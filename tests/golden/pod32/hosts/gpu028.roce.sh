@@ -9,6 +9,8 @@
 # RoCE ToS 106 (DSCP 26 + ECT(0)), MTU 9000, no 802.3x pause, LACP bonds to the leaf pair.
 # Settings made here are runtime state: run this at every boot (e.g. from a systemd unit).
 # Usage: gpu028.roce.sh [--check]    --check reports drift and changes nothing.
+# Each `converge LABEL WANT READER -- COMMAND` line reads the setting, and only when it differs runs COMMAND
+# (or, with --check, reports the drift).
 set -euo pipefail
 
 # --- rocefab host library: every ensure_* reads first, changes only what differs, and in --check mode
@@ -30,8 +32,9 @@ esac
 fatal() { echo "ERROR $*" >&2; exit 3; }
 
 # converge LABEL WANT READER... -- WRITER...
-# Reads the current value with READER; when it differs from WANT, reports it (--check) or runs WRITER and
-# reads again, so a write the kernel or a tool silently ignored is reported instead of assumed.
+# Reads the current value with READER; when it differs from WANT, reports it (--check) or runs WRITER (its
+# report on stdout discarded, its errors shown) and reads again, so a write the kernel or a tool silently
+# ignored is reported instead of assumed.
 converge() {
   local label=$1 want=$2 have after
   shift 2
@@ -48,7 +51,7 @@ converge() {
     echo "DRIFT   $label: is '$have', want '$want'"
     DRIFT=$((DRIFT + 1))
   else
-    "$@" || true
+    "$@" >/dev/null || true
     after=$("${reader[@]}") || true
     if [[ "$after" == "$want" ]]; then
       echo "changed $label: '$have' -> '$want'"
@@ -88,10 +91,6 @@ write_file() { printf '%s\n' "$2" >"$1"; }
 
 ensure_sysfs() {  # LABEL PATH WANT
   converge "$1" "$3" read_file "$2" -- write_file "$2" "$3"
-}
-
-ensure_mtu() {  # NETDEV MTU
-  converge "$1 mtu" "$2" read_file "$SYS/class/net/$1/mtu" -- ip link set dev "$1" mtu "$2"
 }
 
 # Readers consume their whole input (no `grep -q`, no early `exit` in awk): with pipefail, a writer killed
@@ -141,17 +140,6 @@ qos_trust() {
 
 qos_pfc() {  # PFC enable flags for priorities 0-7, comma separated
   mlnx_qos -i "$1" | awk '!found && $1 == "enabled" {out=$2; for (i = 3; i <= 9; i++) out = out "," $i; print out; found=1}'
-}
-
-set_trust() { mlnx_qos -i "$1" --trust "$2" >/dev/null; }
-set_pfc() { mlnx_qos -i "$1" --pfc "$2" >/dev/null; }
-
-ensure_trust() {  # NETDEV TRUST
-  converge "$1 qos trust" "$2" qos_trust "$1" -- set_trust "$1" "$2"
-}
-
-ensure_pfc() {  # NETDEV FLAGS
-  converge "$1 pfc priorities" "$2" qos_pfc "$1" -- set_pfc "$1" "$2"
 }
 
 bond_settings() {  # "mode/lacp_rate/xmit_hash_policy/miimon" of an existing bond, else "<absent>"
@@ -210,16 +198,6 @@ ensure_route() {  # PREFIX GATEWAY NETDEV
 # a transient configfs entry to read it; the value itself is left untouched.
 roce_tos() { cma_roce_tos -d "$1" -p 1 | tail -n 1; }
 roce_mode() { cma_roce_mode -d "$1" -p 1 | tail -n 1; }
-set_roce_tos() { cma_roce_tos -d "$1" -p 1 -t "$2" >/dev/null; }
-set_roce_mode() { cma_roce_mode -d "$1" -p 1 -m 2 >/dev/null; }
-
-ensure_roce_tos() {  # RDMA_DEVICE TOS
-  converge "$1 rdma_cm default ToS" "$2" roce_tos "$1" -- set_roce_tos "$1" "$2"
-}
-
-ensure_roce_v2() {  # RDMA_DEVICE
-  converge "$1 rdma_cm RoCE mode" "RoCE v2" roce_mode "$1" -- set_roce_mode "$1"
-}
 
 verify_gid() {  # RDMA_DEVICE INDEX: the GID NCCL is told to use must be a RoCE v2 GID
   local have
@@ -261,71 +239,71 @@ require_path "$SYS/class/net/enp154s0f1np1/ecn" "ECN/DCQCN sysfs of enp154s0f1np
 
 # --- bond0: enp24s0f0np0 -> rack4-a Ethernet1/7, enp24s0f1np1 -> rack4-b Ethernet1/7
 ensure_bond bond0
-ensure_mtu bond0 9000
+converge "bond0 mtu" 9000 read_file "$SYS/class/net/bond0/mtu" -- ip link set dev bond0 mtu 9000
 ensure_pause_off enp24s0f0np0
 ensure_rings enp24s0f0np0 8192 8192
-ensure_trust enp24s0f0np0 dscp
-ensure_pfc enp24s0f0np0 0,0,0,1,0,0,0,0
+converge "enp24s0f0np0 qos trust" dscp qos_trust enp24s0f0np0 -- mlnx_qos -i enp24s0f0np0 --trust dscp
+converge "enp24s0f0np0 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp24s0f0np0 -- mlnx_qos -i enp24s0f0np0 --pfc 0,0,0,1,0,0,0,0
 ensure_sysfs "enp24s0f0np0 DCQCN notification point, priority 3" "$SYS/class/net/enp24s0f0np0/ecn/roce_np/enable/3" 1
 ensure_sysfs "enp24s0f0np0 DCQCN reaction point, priority 3" "$SYS/class/net/enp24s0f0np0/ecn/roce_rp/enable/3" 1
 ensure_sysfs "enp24s0f0np0 CNP DSCP" "$SYS/class/net/enp24s0f0np0/ecn/roce_np/cnp_dscp" 48
 ensure_sysfs "enp24s0f0np0 CNP priority" "$SYS/class/net/enp24s0f0np0/ecn/roce_np/cnp_802p_prio" 6
 ensure_member enp24s0f0np0 bond0
 ensure_up enp24s0f0np0
-ensure_mtu enp24s0f0np0 9000
+converge "enp24s0f0np0 mtu" 9000 read_file "$SYS/class/net/enp24s0f0np0/mtu" -- ip link set dev enp24s0f0np0 mtu 9000
 ensure_pause_off enp24s0f1np1
 ensure_rings enp24s0f1np1 8192 8192
-ensure_trust enp24s0f1np1 dscp
-ensure_pfc enp24s0f1np1 0,0,0,1,0,0,0,0
+converge "enp24s0f1np1 qos trust" dscp qos_trust enp24s0f1np1 -- mlnx_qos -i enp24s0f1np1 --trust dscp
+converge "enp24s0f1np1 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp24s0f1np1 -- mlnx_qos -i enp24s0f1np1 --pfc 0,0,0,1,0,0,0,0
 ensure_sysfs "enp24s0f1np1 DCQCN notification point, priority 3" "$SYS/class/net/enp24s0f1np1/ecn/roce_np/enable/3" 1
 ensure_sysfs "enp24s0f1np1 DCQCN reaction point, priority 3" "$SYS/class/net/enp24s0f1np1/ecn/roce_rp/enable/3" 1
 ensure_sysfs "enp24s0f1np1 CNP DSCP" "$SYS/class/net/enp24s0f1np1/ecn/roce_np/cnp_dscp" 48
 ensure_sysfs "enp24s0f1np1 CNP priority" "$SYS/class/net/enp24s0f1np1/ecn/roce_np/cnp_802p_prio" 6
 ensure_member enp24s0f1np1 bond0
 ensure_up enp24s0f1np1
-ensure_mtu enp24s0f1np1 9000
+converge "enp24s0f1np1 mtu" 9000 read_file "$SYS/class/net/enp24s0f1np1/mtu" -- ip link set dev enp24s0f1np1 mtu 9000
 ensure_up bond0
 ensure_address bond0 10.101.3.7/24
 ensure_route 10.101.0.0/16 10.101.3.1 bond0
 ensure_rdma_device mlx5_bond_0
 if [[ $(rdma_presence mlx5_bond_0) == present ]]; then
-  ensure_roce_v2 mlx5_bond_0
-  ensure_roce_tos mlx5_bond_0 106
+  converge "mlx5_bond_0 rdma_cm RoCE mode" "RoCE v2" roce_mode mlx5_bond_0 -- cma_roce_mode -d mlx5_bond_0 -p 1 -m 2
+  converge "mlx5_bond_0 rdma_cm default ToS" 106 roce_tos mlx5_bond_0 -- cma_roce_tos -d mlx5_bond_0 -p 1 -t 106
   verify_gid mlx5_bond_0 3
 fi
 
 # --- bond1: enp154s0f0np0 -> rack4-a Ethernet1/8, enp154s0f1np1 -> rack4-b Ethernet1/8
 ensure_bond bond1
-ensure_mtu bond1 9000
+converge "bond1 mtu" 9000 read_file "$SYS/class/net/bond1/mtu" -- ip link set dev bond1 mtu 9000
 ensure_pause_off enp154s0f0np0
 ensure_rings enp154s0f0np0 8192 8192
-ensure_trust enp154s0f0np0 dscp
-ensure_pfc enp154s0f0np0 0,0,0,1,0,0,0,0
+converge "enp154s0f0np0 qos trust" dscp qos_trust enp154s0f0np0 -- mlnx_qos -i enp154s0f0np0 --trust dscp
+converge "enp154s0f0np0 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp154s0f0np0 -- mlnx_qos -i enp154s0f0np0 --pfc 0,0,0,1,0,0,0,0
 ensure_sysfs "enp154s0f0np0 DCQCN notification point, priority 3" "$SYS/class/net/enp154s0f0np0/ecn/roce_np/enable/3" 1
 ensure_sysfs "enp154s0f0np0 DCQCN reaction point, priority 3" "$SYS/class/net/enp154s0f0np0/ecn/roce_rp/enable/3" 1
 ensure_sysfs "enp154s0f0np0 CNP DSCP" "$SYS/class/net/enp154s0f0np0/ecn/roce_np/cnp_dscp" 48
 ensure_sysfs "enp154s0f0np0 CNP priority" "$SYS/class/net/enp154s0f0np0/ecn/roce_np/cnp_802p_prio" 6
 ensure_member enp154s0f0np0 bond1
 ensure_up enp154s0f0np0
-ensure_mtu enp154s0f0np0 9000
+converge "enp154s0f0np0 mtu" 9000 read_file "$SYS/class/net/enp154s0f0np0/mtu" -- ip link set dev enp154s0f0np0 mtu 9000
 ensure_pause_off enp154s0f1np1
 ensure_rings enp154s0f1np1 8192 8192
-ensure_trust enp154s0f1np1 dscp
-ensure_pfc enp154s0f1np1 0,0,0,1,0,0,0,0
+converge "enp154s0f1np1 qos trust" dscp qos_trust enp154s0f1np1 -- mlnx_qos -i enp154s0f1np1 --trust dscp
+converge "enp154s0f1np1 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp154s0f1np1 -- mlnx_qos -i enp154s0f1np1 --pfc 0,0,0,1,0,0,0,0
 ensure_sysfs "enp154s0f1np1 DCQCN notification point, priority 3" "$SYS/class/net/enp154s0f1np1/ecn/roce_np/enable/3" 1
 ensure_sysfs "enp154s0f1np1 DCQCN reaction point, priority 3" "$SYS/class/net/enp154s0f1np1/ecn/roce_rp/enable/3" 1
 ensure_sysfs "enp154s0f1np1 CNP DSCP" "$SYS/class/net/enp154s0f1np1/ecn/roce_np/cnp_dscp" 48
 ensure_sysfs "enp154s0f1np1 CNP priority" "$SYS/class/net/enp154s0f1np1/ecn/roce_np/cnp_802p_prio" 6
 ensure_member enp154s0f1np1 bond1
 ensure_up enp154s0f1np1
-ensure_mtu enp154s0f1np1 9000
+converge "enp154s0f1np1 mtu" 9000 read_file "$SYS/class/net/enp154s0f1np1/mtu" -- ip link set dev enp154s0f1np1 mtu 9000
 ensure_up bond1
 ensure_address bond1 10.102.3.7/24
 ensure_route 10.102.0.0/16 10.102.3.1 bond1
 ensure_rdma_device mlx5_bond_1
 if [[ $(rdma_presence mlx5_bond_1) == present ]]; then
-  ensure_roce_v2 mlx5_bond_1
-  ensure_roce_tos mlx5_bond_1 106
+  converge "mlx5_bond_1 rdma_cm RoCE mode" "RoCE v2" roce_mode mlx5_bond_1 -- cma_roce_mode -d mlx5_bond_1 -p 1 -m 2
+  converge "mlx5_bond_1 rdma_cm default ToS" 106 roce_tos mlx5_bond_1 -- cma_roce_tos -d mlx5_bond_1 -p 1 -t 106
   verify_gid mlx5_bond_1 3
 fi
 
