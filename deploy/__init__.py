@@ -1,0 +1,1 @@
+"""Deploy: diff, dry-run, staged push and rollback of a rendered fabric, one `DeviceSession` per device."""
