@@ -15,7 +15,7 @@ import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -175,9 +175,9 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
     return data, source
 
 
-def _model_fields_at(path: Path) -> list[str] | None:
-    """Field names the schema allows at `path` (a mapping inside the intent), for 'did you mean' hints."""
-    current: Any = Intent
+def _model_fields_at(root: type[BaseModel], path: Path) -> list[str] | None:
+    """Field names the schema allows at `path` (a mapping inside the document), for 'did you mean' hints."""
+    current: Any = root
     for part in path:
         if isinstance(part, int):
             continue
@@ -217,14 +217,14 @@ def _close_match(key: str | int, allowed: list[str]) -> str | None:
     return close[0] if close else None
 
 
-def _describe(error: ErrorDetails, path: Path) -> tuple[Path, str]:
+def _describe(root: type[BaseModel], error: ErrorDetails, path: Path) -> tuple[Path, str]:
     """The path to report and the message, in the intent author's terms."""
     kind = error["type"]
     value = error.get("input")
     shown = f" (got {value!r})" if not isinstance(value, dict | list | tuple) else ""
     if kind == "extra_forbidden":
         key = path[-1] if path else "?"
-        allowed = _model_fields_at(path[:-1]) or []
+        allowed = _model_fields_at(root, path[:-1]) or []
         close = _close_match(key, allowed)
         hint = f"; did you mean '{close}'?" if close else ""
         return path, f"unknown key '{key}'{hint} (allowed here: {', '.join(allowed)})"
@@ -255,13 +255,17 @@ def _clean_loc(loc: tuple[Any, ...]) -> Path:
     return tuple(p for p in loc if isinstance(p, int) or (isinstance(p, str) and not p.startswith("[")))
 
 
-def validate_data(data: Any, source: SourceMap) -> Intent:
+M = TypeVar("M", bound=BaseModel)
+
+
+def validate_data(data: Any, source: SourceMap, model: type[M]) -> M:
+    """Validate plain data against `model`, turning every schema error into a positioned `LoadError`."""
     if not isinstance(data, dict):
         raise IntentLoadError(
-            [LoadError(source.file, source.locate(()), (), "the intent must be a YAML mapping at top level")]
+            [LoadError(source.file, source.locate(()), (), "the file must hold a YAML mapping at top level")]
         )
     try:
-        return Intent.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         raw = [(_clean_loc(e["loc"]), e) for e in exc.errors(include_url=False)]
         # A container whose item failed is also reported as too short; the item's own error is the news.
@@ -271,13 +275,13 @@ def validate_data(data: Any, source: SourceMap) -> Intent:
             (*path[:-1], match)
             for path, error in raw
             if error["type"] == "extra_forbidden" and path
-            and (match := _close_match(path[-1], _model_fields_at(path[:-1]) or []))
+            and (match := _close_match(path[-1], _model_fields_at(model, path[:-1]) or []))
         }
         errors = []
         for path, error in raw:
             if (error["type"] == "too_short" and path in deeper) or (error["type"] == "missing" and path in misspelt):
                 continue
-            shown_path, message = _describe(error, path)
+            shown_path, message = _describe(model, error, path)
             errors.append(LoadError(source.file, source.locate(shown_path), shown_path, message))
         errors.sort(key=lambda e: (e.position.line, e.position.col))
         raise IntentLoadError(errors) from None
@@ -298,5 +302,5 @@ def load_intent(file: str | FsPath) -> LoadedIntent:
             [LoadError(shown, Position(1, 1), (), f"not UTF-8 text (byte {exc.start})")]
         ) from None
     data, source = parse_yaml(text, shown)
-    intent = validate_data(data, source)
+    intent = validate_data(data, source, Intent)
     return LoadedIntent(intent, source, fs_path.name, hashlib.sha256(raw).hexdigest())

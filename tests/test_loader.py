@@ -52,7 +52,7 @@ def test_missing_key_points_at_parent(tmp_path: Path) -> None:
 
 
 def test_not_a_mapping(tmp_path: Path) -> None:
-    assert _errors(tmp_path, "- a\n- b\n") == ["F:1:1 the intent must be a YAML mapping at top level"]
+    assert _errors(tmp_path, "- a\n- b\n") == ["F:1:1 the file must hold a YAML mapping at top level"]
 
 
 def test_unreadable_file(tmp_path: Path) -> None:

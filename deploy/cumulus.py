@@ -1,0 +1,177 @@
+"""NVIDIA Cumulus Linux through its own CLI: `nv config replace|diff|apply|detach` over SSH.
+
+There is no maintained NAPALM driver for NVUE, so this one speaks to `nv` directly: the rendered YAML is
+uploaded over SFTP and staged as the pending revision, `nv config diff` is the device's own diff, and
+`nv config apply --confirm` gives the same revert window as an EOS commit timer. Always `-y`: without it
+`nv config apply` stops at a prompt.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any, ClassVar
+
+import yaml
+
+from deploy.session import DeployError, DeviceSession
+from deploy.ssh import Result, SshConnection
+from models.loader import load_yaml12
+
+# Files in the login's home directory on the switch (SFTP and exec both start there).
+CANDIDATE = "rocefab-candidate.yaml"
+PREVIOUS = "rocefab-previous.yaml"
+# Parts of the applied config that belong to the switch, not the fabric: a replace that omitted
+# `system aaa` would delete the login accounts.
+PRESERVED_SYSTEM_KEYS = ("aaa", "api", "ssh-server", "config", "control-plane", "global", "timezone", "ntp")
+_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def _set_tree(document: Any) -> dict[str, Any]:
+    if not isinstance(document, list):
+        return {}
+    tree: dict[str, Any] = {}
+    for part in document:
+        if isinstance(part, dict) and isinstance(part.get("set"), dict):
+            tree.update(part["set"])
+    return tree
+
+
+def carry_device_local(applied: dict[str, Any], candidate: dict[str, Any]) -> dict[str, Any]:
+    """The candidate with the applied config's accounts, management access and services carried over."""
+    merged = dict(candidate)
+    system = dict(merged.get("system", {}))
+    for key in PRESERVED_SYSTEM_KEYS:
+        if key in applied.get("system", {}) and key not in system:
+            system[key] = applied["system"][key]
+    if system:
+        merged["system"] = system
+    if "service" in applied and "service" not in merged:
+        merged["service"] = applied["service"]
+    interfaces = dict(merged.get("interface", {}))
+    if "eth0" in applied.get("interface", {}) and "eth0" not in interfaces:
+        interfaces["eth0"] = applied["interface"]["eth0"]
+        merged["interface"] = interfaces
+    vrfs = dict(merged.get("vrf", {}))
+    if "mgmt" in applied.get("vrf", {}) and "mgmt" not in vrfs:
+        vrfs["mgmt"] = applied["vrf"]["mgmt"]
+        merged["vrf"] = vrfs
+    return merged
+
+
+def breakout_only(applied: dict[str, Any], candidate: dict[str, Any]) -> dict[str, Any]:
+    """The applied config plus just the candidate's new port breakouts (NVUE applies breakouts before QoS
+    can land on the new ports)."""
+    result = dict(applied)
+    interfaces = dict(result.get("interface", {}))
+    changed = False
+    for name, settings in candidate.get("interface", {}).items():
+        breakout = settings.get("link", {}).get("breakout") if isinstance(settings, dict) else None
+        current = interfaces.get(name, {}).get("link", {}).get("breakout")
+        if breakout and breakout != current:
+            entry = dict(interfaces.get(name, {}))
+            entry["link"] = {**entry.get("link", {}), "breakout": breakout}
+            entry.setdefault("type", "swp")
+            interfaces[name] = entry
+            changed = True
+    if not changed:
+        return {}
+    result["interface"] = interfaces
+    return result
+
+
+def _dump(tree: dict[str, Any]) -> str:
+    return str(yaml.dump([{"set": tree}], Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000))
+
+
+class CumulusSession(DeviceSession):
+    commit_confirm: ClassVar[bool] = True
+    native_diff: ClassVar[bool] = True
+    can_rollback: ClassVar[bool] = True
+    _ssh: SshConnection | None = None
+
+    @property
+    def ssh(self) -> SshConnection:
+        if self._ssh is None:
+            raise DeployError(self.name, "session is not open")
+        return self._ssh
+
+    def _nv(self, *args: str, expect: tuple[int, ...] = (0,)) -> Result:
+        command = "nv " + " ".join(shlex.quote(a) for a in args)
+        result = self.ssh.run(command)
+        if result.status not in expect:
+            detail = (result.stderr or result.stdout).strip().splitlines()
+            raise DeployError(self.name, f"'{command}' exited {result.status}: {' | '.join(detail[-3:])}")
+        return result
+
+    def open(self) -> None:
+        self._ssh = SshConnection(self.access)
+        self._ssh.open()
+        self._candidate: dict[str, Any] | None = None
+        self._previous: dict[str, Any] | None = None
+        self._confirm_pending = False
+
+    def _applied(self) -> dict[str, Any]:
+        return _set_tree(load_yaml12(self._nv("config", "show", "-o", "yaml").stdout))
+
+    def running_config(self) -> str:
+        return self._nv("config", "show", "-o", "yaml").stdout
+
+    def load(self, candidate: str, replace: bool = True) -> None:
+        tree = _set_tree(load_yaml12(candidate))
+        if not tree:
+            raise DeployError(self.name, "the candidate is not an NVUE `- set:` document")
+        applied = self._applied()
+        if replace:
+            tree = carry_device_local(applied, tree)
+        self._candidate, self._previous = tree, applied
+        self.ssh.upload(_dump(tree), CANDIDATE, mode=0o600)
+        self._nv("config", "replace" if replace else "patch", CANDIDATE)
+
+    def diff(self) -> str:
+        return self._nv("config", "diff", "-o", "commands").stdout.strip()
+
+    def commit(self, confirm_seconds: int | None = None) -> None:
+        if self._candidate is None or self._previous is None:
+            raise DeployError(self.name, "nothing staged")
+        # Keep the pre-commit config on the switch so a rollback can replace back to it.
+        self.ssh.upload(_dump(self._previous), PREVIOUS, mode=0o600)
+        first = breakout_only(self._previous, self._candidate)
+        if first:
+            # New breakouts go in on their own first; the staged candidate is re-staged afterwards.
+            self._nv("config", "detach")
+            self.ssh.upload(_dump(first), CANDIDATE, mode=0o600)
+            self._nv("config", "replace", CANDIDATE)
+            self._nv("config", "apply", "-y")
+            self.ssh.upload(_dump(self._candidate), CANDIDATE, mode=0o600)
+            self._nv("config", "replace", CANDIDATE)
+        if confirm_seconds:
+            self._nv("config", "apply", "-y", "--confirm", f"{confirm_seconds}s")
+            self._confirm_pending = True
+        else:
+            self._nv("config", "apply", "-y")
+
+    def confirm(self) -> None:
+        if self._confirm_pending:
+            self._nv("config", "apply", "--confirm-yes")
+            self._confirm_pending = False
+
+    def discard(self) -> None:
+        self._nv("config", "detach")
+
+    def rollback(self) -> None:
+        if self._confirm_pending:
+            self._nv("config", "apply", "--confirm-no")
+            self._confirm_pending = False
+            if not self._breakouts_applied():
+                return
+        self._nv("config", "replace", PREVIOUS)
+        self._nv("config", "apply", "-y")
+
+    def _breakouts_applied(self) -> bool:
+        return bool(self._previous is not None and self._candidate is not None
+                    and breakout_only(self._previous, self._candidate))
+
+    def close(self) -> None:
+        if self._ssh is not None:
+            self._ssh.close()
+            self._ssh = None

@@ -1,0 +1,95 @@
+"""Arista EOS over eAPI, through NAPALM's `eos` driver (configuration sessions, commit timer)."""
+
+from __future__ import annotations
+
+import contextlib
+import ssl
+from typing import Any, ClassVar
+
+import pyeapi.eapilib
+from napalm import get_network_driver
+from napalm.base.exceptions import (
+    CommitError,
+    ConnectionException,
+    MergeConfigException,
+    ReplaceConfigException,
+    SessionLockedException,
+)
+
+from deploy.preserve import carry_preserved
+from deploy.session import DeployError, DeviceSession
+
+# napalm 5.2.0 lets pyeapi's own ConnectionError (bad password, refused connection) escape `open()`.
+_CONNECT_ERRORS = (ConnectionException, pyeapi.eapilib.ConnectionError, OSError)
+_LOAD_ERRORS = (MergeConfigException, ReplaceConfigException, SessionLockedException, pyeapi.eapilib.CommandError)
+
+
+class EosSession(DeviceSession):
+    commit_confirm: ClassVar[bool] = True
+    native_diff: ClassVar[bool] = True
+    can_rollback: ClassVar[bool] = True
+
+    def _tls_context(self) -> ssl.SSLContext:
+        a = self.access
+        if not a.verify_tls:
+            return ssl._create_unverified_context()
+        return ssl.create_default_context(cafile=str(a.ca_file) if a.ca_file else None)
+
+    def open(self) -> None:
+        a = self.access
+        optional: dict[str, Any] = {"transport": a.scheme, "port": a.port}
+        if a.scheme == "https":
+            optional["context"] = self._tls_context()
+        self._device = get_network_driver("eos")(
+            a.host, a.username, a.password.reveal(), timeout=a.timeout_s, optional_args=optional
+        )
+        try:
+            self._device.open()
+        except _CONNECT_ERRORS as exc:
+            raise DeployError(self.name, f"cannot open eAPI session at {a.host}:{a.port}: {exc}") from None
+
+    def running_config(self) -> str:
+        return str(self._device.get_config(retrieve="running")["running"])
+
+    def load(self, candidate: str, replace: bool = True) -> None:
+        try:
+            if replace:
+                config = carry_preserved("eos", self.running_config(), candidate)
+                self._device.load_replace_candidate(config=config)
+            else:
+                self._device.load_merge_candidate(config=candidate)
+        except _LOAD_ERRORS as exc:
+            raise DeployError(self.name, f"candidate refused: {exc}") from None
+
+    def diff(self) -> str:
+        return str(self._device.compare_config())
+
+    def commit(self, confirm_seconds: int | None = None) -> None:
+        try:
+            self._device.commit_config(revert_in=confirm_seconds)
+        except (CommitError, pyeapi.eapilib.CommandError, OSError) as exc:
+            raise DeployError(self.name, f"commit failed: {exc}") from None
+
+    def confirm(self) -> None:
+        try:
+            self._device.confirm_commit()
+        except (CommitError, pyeapi.eapilib.CommandError, OSError) as exc:
+            raise DeployError(self.name, f"confirm failed: {exc}") from None
+
+    def discard(self) -> None:
+        self._device.discard_config()
+
+    def rollback(self) -> None:
+        try:
+            self._device.rollback()
+        except (pyeapi.eapilib.CommandError, OSError) as exc:
+            raise DeployError(self.name, f"rollback failed: {exc}") from None
+
+    def close(self) -> None:
+        device = getattr(self, "_device", None)
+        if device is None:
+            return
+        # After a commit timer expired, napalm still aborts the finished session on close; nothing is lost.
+        with contextlib.suppress(pyeapi.eapilib.CommandError, pyeapi.eapilib.ConnectionError, OSError):
+            device.close()
+        self._device = None

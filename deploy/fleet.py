@@ -1,0 +1,234 @@
+"""Fan a rendered fabric out to its devices: dry run, staged apply with canary and rollback, restore.
+
+One code path serves the dry run and the real run: every device is opened, its candidate staged and
+diffed; a dry run then discards, an apply commits in waves. Within a wave every device is staged before
+any is committed, so a candidate a device refuses stops the rollout before anything changed; a commit or
+health check that fails rolls back every device the wave committed, so each device ends fully old or
+fully new, and later waves are never touched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from deploy.inventory import Access
+from deploy.preserve import PRESERVED_PREFIXES, top_level_blocks
+from deploy.session import DeployError, DeviceSession
+
+
+class Status(StrEnum):
+    UNCHANGED = "unchanged"  # nothing to do
+    PENDING = "would change"  # dry run: the diff is what apply would do
+    COMMITTED = "committed"
+    ROLLED_BACK = "rolled back"
+    NOT_STARTED = "not started"  # a failure elsewhere stopped the rollout first
+    FAILED = "failed"
+
+
+@dataclass
+class DeviceResult:
+    name: str
+    kind: str
+    status: Status = Status.NOT_STARTED
+    diff: str = ""
+    error: str | None = None
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Target:
+    access: Access
+    candidate: str  # the rendered config (or host script) to stage
+
+    @property
+    def name(self) -> str:
+        return self.access.name
+
+
+SessionFactory = Callable[[Access], DeviceSession]
+Progress = Callable[[str, str], None]  # (device, what just happened)
+
+
+@dataclass
+class _Live:
+    target: Target
+    result: DeviceResult
+    session: DeviceSession | None = None
+    committed: bool = False
+    started: float = field(default_factory=time.monotonic)
+
+
+def _noop(device: str, event: str) -> None:
+    pass
+
+
+class Fleet:
+    def __init__(self, targets: Sequence[Target], sessions: SessionFactory, concurrency: int = 16,
+                 progress: Progress = _noop) -> None:
+        self.targets = list(targets)
+        self.sessions = sessions
+        self.concurrency = max(1, concurrency)
+        self.progress = progress
+
+    # --- building blocks, each run over many devices at once -------------------------------------------
+
+    def _each(self, live: Iterable[_Live], step: Callable[[_Live], None]) -> None:
+        items = list(live)
+        with ThreadPoolExecutor(max_workers=min(self.concurrency, max(1, len(items)))) as pool:
+            list(pool.map(lambda item: self._guard(item, step), items))
+
+    def _guard(self, item: _Live, step: Callable[[_Live], None]) -> None:
+        try:
+            step(item)
+        except DeployError as exc:
+            item.result.status, item.result.error = Status.FAILED, exc.message
+        except Exception as exc:
+            item.result.status, item.result.error = Status.FAILED, f"{type(exc).__name__}: {exc}"
+        finally:
+            item.result.seconds = time.monotonic() - item.started
+
+    def _stage(self, item: _Live) -> None:
+        session = self.sessions(item.target.access)
+        item.session = session
+        session.open()
+        session.load(item.target.candidate, replace=True)
+        item.result.diff = session.diff()
+        item.result.status = Status.PENDING if item.result.diff else Status.UNCHANGED
+        self.progress(item.target.name, "staged")
+
+    def _close(self, items: Iterable[_Live]) -> None:
+        for item in items:
+            if item.session is not None:
+                # Closing is best effort: the results are already known.
+                with contextlib.suppress(Exception):
+                    item.session.close()
+                item.session = None
+
+    def _live(self, targets: Iterable[Target]) -> list[_Live]:
+        return [_Live(t, DeviceResult(t.name, t.access.kind)) for t in targets]
+
+    # --- commands --------------------------------------------------------------------------------------
+
+    def dry_run(self) -> list[DeviceResult]:
+        """Stage, diff and discard on every device: nothing changes anywhere."""
+        live = self._live(self.targets)
+        try:
+            self._each(live, self._stage)
+            self._each([i for i in live if i.session is not None], _discard)
+        finally:
+            self._close(live)
+        return [i.result for i in live]
+
+    def backup(self, folder: Path, strip: Callable[[str, str], str]) -> list[DeviceResult]:
+        """Save every device's running config (device-local sections removed by `strip`) before touching any."""
+        live = self._live(self.targets)
+        folder.mkdir(parents=True, exist_ok=True)
+
+        def save(item: _Live) -> None:
+            session = self.sessions(item.target.access)
+            item.session = session
+            session.open()
+            text = strip(item.target.access.kind, session.running_config())
+            (folder / f"{item.target.name}.cfg").write_text(text, encoding="utf-8")
+            item.result.status = Status.UNCHANGED
+            self.progress(item.target.name, "backed up")
+
+        try:
+            self._each(live, save)
+        finally:
+            self._close(live)
+        (folder / "backup.json").write_text(json.dumps(
+            {"devices": {i.target.name: i.target.access.kind for i in live if i.result.status is Status.UNCHANGED}},
+            indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        return [i.result for i in live]
+
+    def apply(self, waves: Sequence[Sequence[str]], confirm_seconds: int | None) -> list[DeviceResult]:
+        """Commit wave by wave; stop at the first wave with a failure, after rolling that wave back."""
+        by_name = {t.name: t for t in self.targets}
+        results: dict[str, DeviceResult] = {t.name: DeviceResult(t.name, t.access.kind) for t in self.targets}
+        for wave in waves:
+            live = self._live(by_name[name] for name in wave)
+            try:
+                ok = self._apply_wave(live, confirm_seconds)
+            finally:
+                self._close(live)
+            for item in live:
+                results[item.target.name] = item.result
+            if not ok:
+                break
+        return [results[t.name] for t in self.targets]
+
+    def _apply_wave(self, live: list[_Live], confirm_seconds: int | None) -> bool:
+        self._each(live, self._stage)
+        if any(i.result.status is Status.FAILED for i in live):
+            self._each([i for i in live if i.session is not None], _discard)
+            for item in live:
+                if item.result.status is not Status.FAILED:
+                    item.result.status = Status.NOT_STARTED
+            return False
+
+        changing = [i for i in live if i.result.status is Status.PENDING]
+
+        def commit(item: _Live) -> None:
+            assert item.session is not None
+            window = confirm_seconds if item.session.commit_confirm else None
+            item.session.commit(confirm_seconds=window)
+            item.committed = True
+            # Health check: the device must now run exactly the candidate.
+            item.session.load(item.target.candidate, replace=True)
+            leftover = item.session.diff()
+            item.session.discard()
+            if leftover:
+                raise DeployError(item.target.name, f"after commit the device still differs:\n{leftover}")
+            item.result.status = Status.COMMITTED
+            self.progress(item.target.name, "committed")
+
+        self._each(changing, commit)
+        if all(i.result.status is Status.COMMITTED for i in changing):
+            self._each(changing, _confirm)
+            if all(i.result.status is Status.COMMITTED for i in changing):
+                return True
+
+        def undo(item: _Live) -> None:
+            assert item.session is not None
+            item.session.rollback()
+            if item.result.status is not Status.FAILED:
+                item.result.status = Status.ROLLED_BACK
+            self.progress(item.target.name, "rolled back")
+
+        failed = {i.target.name: (i.result.status, i.result.error) for i in changing
+                  if i.result.status is Status.FAILED}
+        # Devices without rollback (hosts: an idempotent script) stay committed: they are fully new, and the
+        # next run brings them wherever the fabric goes. Waves never mix them with switches.
+        self._each([i for i in changing if i.committed and i.session and i.session.can_rollback], undo)
+        for item in changing:
+            # Keep the original failure as the reason; a rolled-back device that did not fail says so.
+            if item.target.name in failed:
+                item.result.status, item.result.error = failed[item.target.name]
+        return False
+
+
+def _discard(item: _Live) -> None:
+    if item.session is not None:
+        item.session.discard()
+
+
+def _confirm(item: _Live) -> None:
+    if item.session is not None:
+        item.session.confirm()
+
+
+def strip_device_local(kind: str, running: str) -> str:
+    """A backup without the device-local blocks (accounts, secrets) that a replace carries over anyway."""
+    prefixes = PRESERVED_PREFIXES.get(kind)
+    if not prefixes:
+        return running
+    kept = [lines for header, lines in top_level_blocks(running) if not header.startswith(prefixes)]
+    return "\n".join(line for block in kept for line in block) + "\n"

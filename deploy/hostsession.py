@@ -1,0 +1,94 @@
+"""Linux GPU hosts: upload the rendered NIC/bond script over SFTP and run it over SSH exec.
+
+The script is its own diff: `--check` reports drift and changes nothing (exit 0 in sync, 1 drift, 3 a
+missing prerequisite). Committing runs it; it is idempotent, so there is nothing to confirm, and host
+runtime settings have no earlier revision to roll back to.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import ClassVar
+
+from deploy.session import DeployError, DeviceSession
+from deploy.ssh import Result, SshConnection
+
+REMOTE_DIR = "rocefab"
+IN_SYNC, DRIFT, PREREQUISITE_MISSING = 0, 1, 3
+
+
+class HostSession(DeviceSession):
+    commit_confirm: ClassVar[bool] = False
+    native_diff: ClassVar[bool] = True
+    can_rollback: ClassVar[bool] = False
+
+    _ssh: SshConnection | None = None
+    _staged: str | None = None
+
+    @property
+    def ssh(self) -> SshConnection:
+        if self._ssh is None:
+            raise DeployError(self.name, "session is not open")
+        return self._ssh
+
+    def open(self) -> None:
+        self._ssh = SshConnection(self.access)
+        self._ssh.open()
+        self._staged: str | None = None
+        self._run(f"mkdir -p {REMOTE_DIR}", expect=(0,))
+
+    @property
+    def _script(self) -> str:
+        return f"{REMOTE_DIR}/{self.name}.roce.sh"
+
+    def _run(self, command: str, expect: tuple[int, ...]) -> Result:
+        prefix = "sudo -n " if self.access.sudo else ""
+        result = self.ssh.run(prefix + command)
+        if result.status not in expect:
+            detail = (result.stderr or result.stdout).strip().splitlines()
+            raise DeployError(self.name, f"'{command}' exited {result.status}: {' | '.join(detail[-3:])}")
+        return result
+
+    def running_config(self) -> str:
+        """The drift report of the script last committed, the nearest thing a host has to a running config."""
+        result = self._run(f"test ! -e {self._script} || bash {self._script} --check",
+                           expect=(IN_SYNC, DRIFT))
+        return result.stdout
+
+    def load(self, candidate: str, replace: bool = True) -> None:
+        self.ssh.upload(candidate, f"{self._script}.candidate", mode=0o755)
+        self._staged = candidate
+
+    def diff(self) -> str:
+        if self._staged is None:
+            return ""
+        result = self._run(f"bash {shlex.quote(self._script + '.candidate')} --check",
+                           expect=(IN_SYNC, DRIFT, PREREQUISITE_MISSING))
+        if result.status == PREREQUISITE_MISSING:
+            raise DeployError(self.name, result.stderr.strip() or "a prerequisite is missing")
+        return "\n".join(line for line in result.stdout.splitlines() if line.startswith("DRIFT"))
+
+    def commit(self, confirm_seconds: int | None = None) -> None:
+        result = self.ssh.run(("sudo -n " if self.access.sudo else "") + f"bash {self._script}.candidate")
+        if result.status != IN_SYNC:
+            failed = [line for line in result.stdout.splitlines() if line.startswith("FAILED")]
+            detail = " | ".join(failed or result.stderr.strip().splitlines()[-3:])
+            raise DeployError(self.name, f"host script exited {result.status}: {detail}")
+        self._run(f"mv {self._script}.candidate {self._script}", expect=(0,))
+        self._staged = None
+
+    def confirm(self) -> None:
+        """Nothing to confirm."""
+
+    def discard(self) -> None:
+        if self._staged is not None:
+            self._run(f"rm -f {self._script}.candidate", expect=(0,))
+            self._staged = None
+
+    def rollback(self) -> None:
+        raise DeployError(self.name, "host runtime settings cannot be rolled back; rerun the previous script")
+
+    def close(self) -> None:
+        if self._ssh is not None:
+            self._ssh.close()
+            self._ssh = None

@@ -1,0 +1,70 @@
+"""From a rendered fabric and an inventory to the devices to push: sessions, candidates and waves."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from deploy.cumulus import CumulusSession
+from deploy.eos import EosSession
+from deploy.fleet import Target
+from deploy.hostsession import HostSession
+from deploy.inventory import Access, Inventory, PasswordSource
+from deploy.nxos import NxosSession
+from deploy.session import DeviceSession
+from renderers.plan import FabricPlan
+from renderers.render import RenderedFile
+
+SESSIONS: dict[str, type[DeviceSession]] = {
+    "eos": EosSession,
+    "nxos": NxosSession,
+    "cumulus": CumulusSession,
+    "host": HostSession,
+}
+# The rendered file each kind of device takes as its candidate.
+CANDIDATE_KIND = {"eos": "eos-config", "nxos": "nxos-config", "cumulus": "nvue-yaml", "host": "host-script"}
+
+
+class InventoryMismatch(Exception):
+    def __init__(self, missing: list[str]) -> None:
+        super().__init__(f"the inventory has no entry for: {', '.join(missing)}")
+        self.missing = missing
+
+
+def open_session(access: Access) -> DeviceSession:
+    return SESSIONS[access.kind](access)
+
+
+def device_kinds(plan: FabricPlan) -> dict[str, str]:
+    kinds = {sw.name: sw.platform for sw in plan.switches}
+    kinds.update({host.name: "host" for host in plan.hosts})
+    return kinds
+
+
+def build_targets(
+    plan: FabricPlan, files: Sequence[RenderedFile], inventory: Inventory, passwords: PasswordSource,
+    only: set[str] | None = None,
+) -> list[Target]:
+    kinds = device_kinds(plan)
+    wanted = [name for name in kinds if only is None or name in only]
+    missing = [name for name in wanted if name not in inventory.devices]
+    if missing:
+        raise InventoryMismatch(missing)
+    candidates = {(f.device, f.kind): f.content for f in files}
+    return [
+        Target(inventory.access(name, kinds[name], passwords), candidates[(name, CANDIDATE_KIND[kinds[name]])])
+        for name in wanted
+    ]
+
+
+def rollout_waves(plan: FabricPlan, canary_pairs: int) -> list[list[str]]:
+    """Canary first: the first leaf pairs' switches, then their hosts; then every other switch (spines
+    last, as they carry everyone), then the remaining hosts. Hosts never share a wave with switches, so a
+    wave is all-transactional or all-idempotent."""
+    pairs = list(dict.fromkeys(sw.pair for sw in plan.switches if sw.pair))
+    canary = set(pairs[:canary_pairs])
+    canary_switches = [sw.name for sw in plan.switches if sw.pair in canary]
+    canary_hosts = [h.name for h in plan.hosts if h.pair in canary]
+    leaves = [sw.name for sw in plan.switches if sw.pair and sw.pair not in canary]
+    spines = [sw.name for sw in plan.switches if not sw.pair]
+    hosts = [h.name for h in plan.hosts if h.pair not in canary]
+    return [wave for wave in (canary_switches, canary_hosts, leaves + spines, hosts) if wave]
