@@ -9,21 +9,17 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
-from models.findings import Finding, Severity, dotted
+from models.findings import Severity
 from models.intent import Intent
-from models.loader import IntentLoadError, SourceMap
 from renderers.output import OutputError, write_output
-from renderers.pipeline import Checked, check_file
 from renderers.plan import FabricPlan, LinkKind, PortRole, plan_to_json
 from renderers.render import render_fabric
 from renderers.summary import bandwidth
-from rocefab import __version__
-
-EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
+from rocefab import __version__, deploy_commands
+from rocefab.console import EXIT_INPUT, err, out
+from rocefab.pipeline_commands import check
 
 app = typer.Typer(
     help="Declarative lossless RoCEv2 fabrics: intent YAML in, switch configs, host scripts and NCCL settings out.",
@@ -31,48 +27,14 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-# Wide enough for the plan table when piped; a terminal keeps its own width.
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 IntentArg = Annotated[Path, typer.Argument(help="intent YAML file", show_default=False)]
-_SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
-_SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
-
-
-def _print_findings(findings: list[Finding], source: SourceMap) -> None:
-    ordered = sorted(findings, key=lambda f: (_SEVERITY_ORDER[f.severity], source.locate(f.path).line))
-    for f in ordered:
-        pos = source.locate(f.path)
-        where = f"{source.file}:{pos.line}:{pos.col}:"
-        field = f" {dotted(f.path)}:" if f.path else ""
-        style = _SEVERITY_STYLE[f.severity]
-        err.print(f"{escape(where)} [{style}]{f.severity.value}[/] {escape(f'[{f.code}]{field} {f.message}')}")
-        if f.hint:
-            err.print(f"    hint: {f.hint}", markup=False)
-
-
-def _check(intent: Path) -> Checked:
-    """Run the pipeline, printing findings; exits with the documented codes on failure."""
-    try:
-        checked = check_file(intent, __version__)
-    except IntentLoadError as exc:
-        for error in exc.errors:
-            err.print(f"{error}", markup=False)
-        err.print(f"{len(exc.errors)} input error(s); nothing was written", markup=False)
-        raise typer.Exit(EXIT_INPUT) from None
-    _print_findings(checked.findings, checked.loaded.source)
-    if not checked.ok:
-        errors = sum(f.is_error for f in checked.findings)
-        err.print(f"{errors} error(s) in {intent}; nothing was written", markup=False)
-        raise typer.Exit(EXIT_FINDINGS)
-    return checked
 
 
 @app.command()
 def validate(intent: IntentArg) -> None:
     """Check an intent: schema, semantics and a full planning pass. Exit 0 ok, 1 findings, 2 bad input."""
-    checked = _check(intent)
+    checked = check(intent)
     assert checked.plan is not None
     counts = Counter(f.severity for f in checked.findings)
     plan = checked.plan
@@ -114,7 +76,7 @@ def plan(
     as_json: Annotated[bool, typer.Option("--json", help="print the full plan as JSON")] = False,
 ) -> None:
     """Resolve an intent to every device, port, link, address, ASN and queue."""
-    checked = _check(intent)
+    checked = check(intent)
     assert checked.plan is not None
     if as_json:
         sys.stdout.write(plan_to_json(checked.plan))
@@ -128,7 +90,7 @@ def render(
     output: Annotated[Path, typer.Option("-o", "--output", help="output folder (replaced as a whole)")],
 ) -> None:
     """Render every switch config, host script, NCCL file and the cabling plan into OUTPUT, atomically."""
-    checked = _check(intent)
+    checked = check(intent)
     assert checked.plan is not None
     files = render_fabric(checked.plan)
     try:
@@ -162,6 +124,11 @@ def schema(
 def version() -> None:
     """Print the rocefab version."""
     out.print(__version__)
+
+
+app.command()(deploy_commands.diff)
+app.command()(deploy_commands.apply)
+app.command()(deploy_commands.rollback)
 
 
 def main() -> None:

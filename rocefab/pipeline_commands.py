@@ -1,0 +1,55 @@
+"""Load, check and plan an intent for a command, printing findings the same way for all of them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+
+from models.findings import Finding, Severity, dotted
+from models.loader import IntentLoadError, SourceMap
+from renderers.pipeline import Checked, check_file
+from renderers.plan import FabricPlan
+from rocefab import __version__
+from rocefab.console import EXIT_FINDINGS, EXIT_INPUT, err
+
+_SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+_SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+
+
+def print_findings(findings: list[Finding], source: SourceMap) -> None:
+    ordered = sorted(findings, key=lambda f: (_SEVERITY_ORDER[f.severity], source.locate(f.path).line))
+    for f in ordered:
+        pos = source.locate(f.path)
+        where = f"{source.file}:{pos.line}:{pos.col}:"
+        field = f" {dotted(f.path)}:" if f.path else ""
+        style = _SEVERITY_STYLE[f.severity]
+        err.print(f"{escape(where)} [{style}]{f.severity.value}[/] {escape(f'[{f.code}]{field} {f.message}')}")
+        if f.hint:
+            err.print(f"    hint: {f.hint}", markup=False)
+
+
+def check(intent: Path) -> Checked:
+    """Run the pipeline, printing findings; exits with the documented codes on failure."""
+    try:
+        checked = check_file(intent, __version__)
+    except IntentLoadError as exc:
+        for error in exc.errors:
+            err.print(f"{error}", markup=False)
+        err.print(f"{len(exc.errors)} input error(s); nothing was written", markup=False)
+        raise typer.Exit(EXIT_INPUT) from None
+    print_findings(checked.findings, checked.loaded.source)
+    if not checked.ok:
+        errors = sum(f.is_error for f in checked.findings)
+        err.print(f"{errors} error(s) in {intent}; nothing was written", markup=False)
+        raise typer.Exit(EXIT_FINDINGS)
+    return checked
+
+
+
+def checked_plan(intent: Path) -> FabricPlan:
+    """The plan of a valid intent, or exit with the documented code after printing why not."""
+    checked = check(intent)
+    assert checked.plan is not None
+    return checked.plan
