@@ -1,0 +1,99 @@
+"""Benchmark: validate, plan and render fabrics of growing size; median wall time and peak RSS.
+
+Each measurement runs in a fresh Python process, so peak RSS is that of one command and imports are
+paid every time, as a user pays them. Run from the top of the checkout:
+
+    python bench/bench.py                 # default sizes, 5 runs each
+    python bench/bench.py --hosts 1024 --runs 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+STAGES = {
+    "validate": "from renderers.pipeline import check_file; c = check_file({path!r}, 'bench'); assert c.ok",
+    "plan": "from renderers.pipeline import check_file; from renderers.plan import plan_to_json; "
+            "c = check_file({path!r}, 'bench'); plan_to_json(c.plan)",
+    "render": "from pathlib import Path; from renderers.pipeline import check_file; "
+              "from renderers.render import render_fabric; from renderers.output import write_output; "
+              "c = check_file({path!r}, 'bench'); write_output(Path({out!r}), render_fabric(c.plan))",
+}
+
+
+def tor_intent(hosts: int) -> dict:
+    """A two-tier ToR-dual-homed fabric: SN5600 leaf pairs of 32 hosts (one 2x400G bond each), 1:1."""
+    pairs = max(1, hosts // 32)
+    spines = 16
+    per_spine = max(1, 32 // spines)
+    return {
+        "fabric": {"name": f"bench{hosts}"},
+        "vlans": [{"id": 101, "name": "rail0", "subnet": "10.128.0.0/12", "pair_prefix_length": 26}],
+        "underlay": {
+            "asn": {"spine": 65000, "leaf_first": 65101},
+            "ecmp_max_paths": 64,
+            "loopback_subnet": "10.0.0.0/22",
+            "p2p_subnet": "10.1.0.0/16",
+            "peer_link_subnet": "10.255.0.0/20",
+        },
+        "topology": {
+            "spines": {"model": "SN5600", "count": spines},
+            "leaf": {"uplinks_per_spine": per_spine, "uplink_speed_gbps": 400},
+            "leaf_pairs": [{"name": f"r{i + 1}", "model": "SN5600", "hosts": hosts // pairs} for i in range(pairs)],
+        },
+        "hosts": {
+            "bonds": [{"name": "bond0", "members": ["ens1f0np0", "ens1f1np1"], "rdma_device": "mlx5_bond_0",
+                       "speed_gbps": 400, "vlan": 101}],
+            "nccl": {"socket_ifname": "eno1"},
+        },
+    }
+
+
+def measure(stage: str, path: Path, out: Path) -> tuple[float, float]:
+    """(wall seconds, peak RSS in MB) of one stage in a fresh interpreter, which reports its own peak."""
+    code = STAGES[stage].format(path=str(path), out=str(out))
+    code += "; import resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    return wall, int(done.stdout.split()[-1]) / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hosts", type=int, nargs="*", default=[128, 512, 1024])
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="rocefab-bench-") as tmp:
+        for hosts in sorted(args.hosts):
+            intent = tor_intent(hosts)
+            path = Path(tmp) / f"bench{hosts}.yaml"
+            path.write_text(yaml.safe_dump(intent, sort_keys=False))
+            for stage in STAGES:
+                samples = [measure(stage, path, Path(tmp) / f"out{hosts}") for _ in range(args.runs)]
+                wall = statistics.median(s[0] for s in samples)
+                rss = max(s[1] for s in samples)
+                rendered = Path(tmp) / f"out{hosts}"
+                files = sum(1 for p in rendered.rglob("*") if p.is_file()) if stage == "render" else 0
+                rows.append({"hosts": hosts, "stage": stage, "median_s": round(wall, 3), "peak_rss_mb": round(rss),
+                             "files": files})
+                print(f"{hosts:>6} hosts  {stage:<9} median {wall:6.2f} s  peak RSS {rss:5.0f} MB"
+                      + (f"  {files} files" if files else ""), flush=True)
+    print(json.dumps({"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
+                                  "platform": platform.platform()}, "rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
