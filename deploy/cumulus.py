@@ -79,6 +79,18 @@ def breakout_only(applied: dict[str, Any], candidate: dict[str, Any]) -> dict[st
     return result
 
 
+def _paths(tree: dict[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Flatten a set tree the way `nv set` commands address it."""
+    out: list[tuple[str, ...]] = []
+    for key, value in tree.items():
+        path = (*prefix, str(key))
+        if isinstance(value, dict) and value:
+            out.extend(_paths(value, path))
+        else:
+            out.append((*path, str(value)) if not isinstance(value, dict) else path)
+    return out
+
+
 def _dump(tree: dict[str, Any]) -> str:
     return str(yaml.dump([{"set": tree}], Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000))
 
@@ -149,6 +161,14 @@ class CumulusSession(DeviceSession):
             self._confirm_pending = True
         else:
             self._nv("config", "apply", "-y")
+
+    def verify(self, candidate: str) -> str:
+        """Every setting staged must now be applied (NVUE adds keys of its own, so applied may hold more)."""
+        if self._candidate is None:
+            return ""
+        applied = set(_paths(self._applied()))
+        missing = [" ".join(path) for path in _paths(self._candidate) if path not in applied]
+        return "\n".join(f"missing after apply: nv set {line}" for line in missing)
 
     def confirm(self) -> None:
         if self._confirm_pending:

@@ -70,6 +70,15 @@ class EosSession(DeviceSession):
         except (CommitError, pyeapi.eapilib.CommandError, OSError) as exc:
             raise DeployError(self.name, f"commit failed: {exc}") from None
 
+    def verify(self, candidate: str) -> str:
+        # This session still holds the commit timer (napalm keeps its name for confirm), so the check
+        # stages the candidate in a configuration session of its own.
+        with EosSession(self.access) as probe:
+            probe.load(candidate)
+            leftover = probe.diff()
+            probe.discard()
+        return leftover
+
     def confirm(self) -> None:
         try:
             self._device.confirm_commit()

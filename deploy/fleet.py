@@ -182,9 +182,7 @@ class Fleet:
             item.session.commit(confirm_seconds=window)
             item.committed = True
             # Health check: the device must now run exactly the candidate.
-            item.session.load(item.target.candidate, replace=True)
-            leftover = item.session.diff()
-            item.session.discard()
+            leftover = item.session.verify(item.target.candidate)
             if leftover:
                 raise DeployError(item.target.name, f"after commit the device still differs:\n{leftover}")
             item.result.status = Status.COMMITTED

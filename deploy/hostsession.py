@@ -77,6 +77,10 @@ class HostSession(DeviceSession):
         self._run(f"mv {self._script}.candidate {self._script}", expect=(0,))
         self._staged = None
 
+    def verify(self, candidate: str) -> str:
+        result = self._run(f"bash {self._script} --check", expect=(IN_SYNC, DRIFT, PREREQUISITE_MISSING))
+        return "" if result.status == IN_SYNC else result.stdout.strip()
+
     def confirm(self) -> None:
         """Nothing to confirm."""
 

@@ -20,14 +20,18 @@ from napalm.base.exceptions import (
     MergeConfigException,
     ReplaceConfigException,
 )
+from napalm.nxapi_plumbing.errors import NXAPIError
+from netmiko.exceptions import NetmikoBaseException
+from paramiko.ssh_exception import SSHException
 
 from deploy.inventory import Transport
 from deploy.preserve import carry_preserved
 from deploy.session import DeployError, DeviceSession
 
+# NAPALM's NX-OS drivers let NX-API, netmiko and paramiko errors through alongside their own.
 _ERRORS = (
     ConnectionException, MergeConfigException, ReplaceConfigException, CommitError, CommandErrorException, OSError,
-    ValueError,
+    ValueError, NXAPIError, NetmikoBaseException, SSHException,
 )
 
 
@@ -51,7 +55,11 @@ class NxosSession(DeviceSession):
             optional.update(transport=a.scheme, port=a.port)
             if a.scheme == "https":
                 optional["ssl_verify"] = str(a.ca_file) if (a.verify_tls and a.ca_file) else a.verify_tls
-        if not a.verify_host_key:
+        if a.verify_host_key:
+            # netmiko refuses an SSH host key that is not in this known_hosts file.
+            optional.update(ssh_strict=True, system_host_keys=False, alt_host_keys=True,
+                            alt_key_file=str(a.known_hosts))
+        else:
             optional["ssh_strict"] = False
         self._device = get_network_driver(driver)(
             a.host, a.username, a.password.reveal(), timeout=a.timeout_s, optional_args=optional
@@ -86,6 +94,12 @@ class NxosSession(DeviceSession):
             self._device.commit_config()
         except _ERRORS as exc:
             raise DeployError(self.name, f"commit failed: {exc}") from None
+
+    def verify(self, candidate: str) -> str:
+        self.load(candidate)
+        leftover = self.diff()
+        self.discard()
+        return leftover
 
     def confirm(self) -> None:
         """Nothing to confirm: the commit stands until rolled back."""

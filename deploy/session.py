@@ -55,6 +55,12 @@ class DeviceSession(ABC):
         """Apply the staged candidate; with `confirm_seconds`, revert by itself unless confirmed in time."""
 
     @abstractmethod
+    def verify(self, candidate: str) -> str:
+        """After a commit: what still differs between the running config and `candidate` (empty if none).
+
+        Runs while a revert window may still be open, so it must not disturb the pending commit."""
+
+    @abstractmethod
     def confirm(self) -> None: ...
 
     @abstractmethod

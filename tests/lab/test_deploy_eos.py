@@ -1,0 +1,164 @@
+"""rocefab's EOS session and fleet runner against the eAPI emulator, over real HTTP with NAPALM unpatched."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from deploy.eos import EosSession
+from deploy.fleet import Fleet, Status, Target
+from deploy.inventory import Access, Secret, Transport
+from deploy.lab.eos_eapi import EosDevice, EosServer, serve_eos
+from deploy.session import DeployError
+from renderers.pipeline import check_file
+from renderers.render import render_fabric
+
+ROOT = Path(__file__).resolve().parents[2]
+PASSWORD = "lab-Secret-7"
+
+
+def rendered_eos() -> dict[str, str]:
+    checked = check_file(ROOT / "intents" / "lab.yaml", "0.0.0-test")
+    assert checked.plan is not None
+    return {f.device: f.content for f in render_fabric(checked.plan) if f.kind == "eos-config"}
+
+
+CONFIGS = rendered_eos()
+
+
+def access(server: EosServer, name: str, password: str = PASSWORD) -> Access:
+    return Access(
+        name=name, kind="eos", host=server.host, transport=Transport.EAPI, port=server.port, ssh_port=22,
+        username="admin", password=Secret(password), scheme="http", verify_tls=True, ca_file=None,
+        verify_host_key=True, known_hosts=Path("/nonexistent"), timeout_s=10, sudo=False,
+    )
+
+
+@pytest.fixture
+def leaves() -> Iterator[dict[str, EosServer]]:
+    servers = {name: serve_eos(EosDevice(name, password=PASSWORD)) for name in sorted(CONFIGS)}
+    yield servers
+    for server in servers.values():
+        server.stop()
+
+
+def test_dry_run_changes_nothing_and_shows_the_change(leaves: dict[str, EosServer]) -> None:
+    server = leaves["leaf1-a"]
+    before = server.device.running_text()
+    with EosSession(access(server, "leaf1-a")) as session:
+        session.load(CONFIGS["leaf1-a"])
+        diff = session.diff()
+        session.discard()
+    assert "+qos profile ROCE-LOSSLESS" in diff
+    assert "+   priority-flow-control priority 3 no-drop" in diff
+    assert server.device.running_text() == before
+
+
+def test_apply_converges_and_keeps_the_device_accounts(leaves: dict[str, EosServer]) -> None:
+    server = leaves["leaf1-a"]
+    users = [line for line in server.device.running_text().splitlines() if line.startswith("username ")]
+    assert users, "the factory config has an account"
+    with EosSession(access(server, "leaf1-a")) as session:
+        session.load(CONFIGS["leaf1-a"])
+        session.commit()
+    running = server.device.running_text()
+    assert "   priority-flow-control priority 3 no-drop" in running
+    assert [line for line in running.splitlines() if line.startswith("username ")] == users
+    with EosSession(access(server, "leaf1-a")) as session:
+        session.load(CONFIGS["leaf1-a"])
+        assert session.diff() == ""
+        session.discard()
+
+
+def test_replace_shows_removals(leaves: dict[str, EosServer]) -> None:
+    server = leaves["leaf1-a"]
+    with EosSession(access(server, "leaf1-a")) as session:
+        session.load(CONFIGS["leaf1-a"])
+        session.commit()
+    smaller = CONFIGS["leaf1-a"].replace("   spanning-tree portfast\n", "")
+    with EosSession(access(server, "leaf1-a")) as session:
+        session.load(smaller)
+        diff = session.diff()
+        session.discard()
+    assert "-   spanning-tree portfast" in diff
+
+
+def test_refused_line_leaves_the_device_unchanged(leaves: dict[str, EosServer]) -> None:
+    server = leaves["leaf1-a"]
+    before = server.device.running_text()
+    broken = CONFIGS["leaf1-a"].replace("router bgp 65101\n", "router bgp 65101\n   channel-group 7 mode active\n")
+    with EosSession(access(server, "leaf1-a")) as session, pytest.raises(DeployError, match="candidate refused"):
+        session.load(broken)
+    assert server.device.running_text() == before
+
+
+def test_rollback_restores_the_previous_config(leaves: dict[str, EosServer]) -> None:
+    server = leaves["leaf1-a"]
+    before = server.device.running_text()
+    with EosSession(access(server, "leaf1-a")) as session:
+        session.load(CONFIGS["leaf1-a"])
+        session.commit()
+        assert server.device.running_text() != before
+        session.rollback()
+    assert server.device.running_text() == before
+
+
+def test_commit_timer_confirmed_stays(leaves: dict[str, EosServer]) -> None:
+    server = leaves["leaf1-a"]
+    with EosSession(access(server, "leaf1-a")) as session:
+        session.load(CONFIGS["leaf1-a"])
+        session.commit(confirm_seconds=30)
+        session.confirm()
+    server.device.expire_commit_timer_now()
+    assert "qos profile ROCE-LOSSLESS" in server.device.running_text()
+
+
+def test_wrong_password_fails_clearly_without_the_password(leaves: dict[str, EosServer]) -> None:
+    server = leaves["leaf1-a"]
+    with pytest.raises(DeployError) as info:
+        EosSession(access(server, "leaf1-a", password="wrong-Guess-1")).open()
+    assert "leaf1-a" in str(info.value) and "Unauthorized" in str(info.value)
+    assert "wrong-Guess-1" not in str(info.value) and PASSWORD not in str(info.value)
+
+
+def _fleet(servers: dict[str, EosServer]) -> Fleet:
+    targets = [Target(access(server, name), CONFIGS[name]) for name, server in servers.items()]
+    return Fleet(targets, EosSession, concurrency=4)
+
+
+def test_fleet_dry_run_touches_nothing(leaves: dict[str, EosServer]) -> None:
+    before = {name: s.device.running_text() for name, s in leaves.items()}
+    results = _fleet(leaves).dry_run()
+    assert {r.status for r in results} == {Status.PENDING}
+    assert {name: s.device.running_text() for name, s in leaves.items()} == before
+
+
+def test_fleet_canary_failure_stops_before_others_are_touched(leaves: dict[str, EosServer]) -> None:
+    leaves["leaf1-a"].device.faults.reject_line = r"^priority-flow-control priority 3 no-drop$"
+    before = {name: s.device.running_text() for name, s in leaves.items()}
+    results = {r.name: r for r in _fleet(leaves).apply([["leaf1-a"], ["leaf1-b"]], confirm_seconds=60)}
+    assert results["leaf1-a"].status is Status.FAILED and "candidate refused" in (results["leaf1-a"].error or "")
+    assert results["leaf1-b"].status is Status.NOT_STARTED
+    assert {name: s.device.running_text() for name, s in leaves.items()} == before
+    assert not [cmds for _, cmds in leaves["leaf1-b"].device.log if any("configure session" in str(c) for c in cmds)]
+
+
+def test_fleet_failure_mid_wave_rolls_the_wave_back(leaves: dict[str, EosServer]) -> None:
+    before = {name: s.device.running_text() for name, s in leaves.items()}
+    # leaf1-b loses its answer at confirm time: the commit timer would revert it, and the runner rolls
+    # back leaf1-a, which had committed fine.
+    leaves["leaf1-b"].device.faults.drop_on = r"^configure session \S+ commit$"
+    results = {r.name: r for r in _fleet(leaves).apply([["leaf1-a", "leaf1-b"]], confirm_seconds=60)}
+    assert results["leaf1-b"].status is Status.FAILED
+    assert results["leaf1-a"].status is Status.ROLLED_BACK
+    leaves["leaf1-b"].device.expire_commit_timer_now()
+    assert {name: s.device.running_text() for name, s in leaves.items()} == before
+
+
+def test_fleet_apply_then_nothing_left_to_do(leaves: dict[str, EosServer]) -> None:
+    results = _fleet(leaves).apply([["leaf1-a"], ["leaf1-b"]], confirm_seconds=60)
+    assert {r.status for r in results} == {Status.COMMITTED}
+    again = _fleet(leaves).dry_run()
+    assert {r.status for r in again} == {Status.UNCHANGED}

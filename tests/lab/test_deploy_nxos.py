@@ -1,0 +1,140 @@
+"""rocefab's NX-OS session against the NX-API/SSH emulator: NAPALM `nxos` unpatched, replace over SCP."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from deploy.fleet import Fleet, Status, Target
+from deploy.inventory import Access, Secret, Transport
+from deploy.lab.nxos_device import NxosDevice, NxosServer, serve_nxos
+from deploy.nxos import NxosSession
+from deploy.session import DeployError
+from renderers.pipeline import check_file
+from renderers.render import render_fabric
+
+ROOT = Path(__file__).resolve().parents[2]
+PASSWORD = "lab-Secret-9"
+
+
+def rendered_nxos() -> dict[str, str]:
+    checked = check_file(ROOT / "intents" / "pod32.yaml", "0.0.0-test")
+    assert checked.plan is not None
+    return {f.device: f.content for f in render_fabric(checked.plan) if f.kind == "nxos-config"}
+
+
+CONFIGS = rendered_nxos()
+
+
+def access(server: NxosServer, name: str, transport: Transport = Transport.NXAPI, password: str = PASSWORD,
+           known_hosts: Path | None = None) -> Access:
+    port = server.http_port if transport is Transport.NXAPI else server.ssh_port
+    return Access(
+        name=name, kind="nxos", host=server.host, transport=transport, port=port, ssh_port=server.ssh_port,
+        username="admin", password=Secret(password), scheme="http", verify_tls=True, ca_file=None,
+        verify_host_key=known_hosts is not None, known_hosts=known_hosts or Path("/nonexistent"), timeout_s=10,
+        sudo=False,
+    )
+
+
+def known_hosts(tmp_path: Path, server: NxosServer, key: str | None = None) -> Path:
+    path = tmp_path / "known_hosts"
+    path.write_text(f"[{server.host}]:{server.ssh_port} {key or server.host_key_public}\n")
+    return path
+
+
+def test_ssh_host_key_is_verified(switches: dict[str, NxosServer], tmp_path: Path) -> None:
+    server = switches["rack4-a"]
+    with NxosSession(access(server, "rack4-a", Transport.NXOS_SSH, known_hosts=known_hosts(tmp_path, server))) as s:
+        assert "hostname rack4-a" in s.running_config()
+    other = switches["spine1"].host_key_public  # a different, unknown key for this address
+    with pytest.raises(DeployError):
+        NxosSession(access(server, "rack4-a", Transport.NXOS_SSH, known_hosts=known_hosts(tmp_path, server, other))
+                    ).open()
+
+
+@pytest.fixture
+def switches() -> Iterator[dict[str, NxosServer]]:
+    servers = {name: serve_nxos(NxosDevice(name, password=PASSWORD)) for name in ("rack4-a", "spine1")}
+    yield servers
+    for server in servers.values():
+        server.stop()
+
+
+def _running(server: NxosServer) -> str:
+    return server.device.running.render()
+
+
+@pytest.mark.parametrize("transport", [Transport.NXAPI, Transport.NXOS_SSH])
+def test_dry_run_apply_and_converge(switches: dict[str, NxosServer], transport: Transport) -> None:
+    server = switches["rack4-a"]
+    before = _running(server)
+    with NxosSession(access(server, "rack4-a", transport)) as session:
+        session.load(CONFIGS["rack4-a"])
+        diff = session.diff()
+        session.discard()
+    assert "pause pfc-cos 3" in diff and "priority-flow-control mode on" in diff
+    assert "no username" not in diff, "the device's own account must survive a replace"
+    assert _running(server) == before, "a dry run changes nothing"
+    with NxosSession(access(server, "rack4-a", transport)) as session:
+        session.load(CONFIGS["rack4-a"])
+        session.commit()
+        assert session.verify(CONFIGS["rack4-a"]) == ""
+    running = _running(server)
+    assert "    pause pfc-cos 3" in running and "username admin" in running
+
+
+def test_replace_shows_removals(switches: dict[str, NxosServer]) -> None:
+    server = switches["rack4-a"]
+    with NxosSession(access(server, "rack4-a")) as session:
+        session.load(CONFIGS["rack4-a"])
+        session.commit()
+    smaller = CONFIGS["rack4-a"].replace("  spanning-tree port type edge\n", "")
+    with NxosSession(access(server, "rack4-a")) as session:
+        session.load(smaller)
+        diff = session.diff()
+        session.discard()
+    assert "no spanning-tree port type edge" in diff
+
+
+def test_refused_candidate_leaves_the_device_unchanged(switches: dict[str, NxosServer]) -> None:
+    server = switches["rack4-a"]
+    before = _running(server)
+    server.device.faults.reject_line = r"^pause pfc-cos 3$"
+    with NxosSession(access(server, "rack4-a")) as session, pytest.raises(DeployError):
+        session.load(CONFIGS["rack4-a"])
+        diff = session.diff()
+        session.commit()
+        pytest.fail(f"a refused candidate was committed; diff was:\n{diff}")
+    assert _running(server) == before
+
+
+def test_rollback_restores_the_checkpoint(switches: dict[str, NxosServer]) -> None:
+    server = switches["spine1"]
+    before = _running(server)
+    with NxosSession(access(server, "spine1")) as session:
+        session.load(CONFIGS["spine1"])
+        session.commit()
+        assert _running(server) != before
+        session.rollback()
+    assert _running(server) == before
+
+
+def test_wrong_password_fails_clearly(switches: dict[str, NxosServer]) -> None:
+    with pytest.raises(DeployError) as info:
+        session = NxosSession(access(switches["spine1"], "spine1", password="nope-Nope-3"))
+        session.open()
+        session.running_config()
+    assert "spine1" in str(info.value) and "nope-Nope-3" not in str(info.value)
+
+
+def test_fleet_rolls_back_a_wave_when_one_switch_fails(switches: dict[str, NxosServer]) -> None:
+    before = {name: _running(s) for name, s in switches.items()}
+    switches["spine1"].device.faults.reject_line = r"^maximum-paths 64$"
+    targets = [Target(access(s, name), CONFIGS[name]) for name, s in switches.items()]
+    results = {r.name: r for r in Fleet(targets, NxosSession, concurrency=2).apply([list(switches)], None)}
+    assert results["spine1"].status is Status.FAILED
+    assert results["rack4-a"].status in (Status.ROLLED_BACK, Status.NOT_STARTED)
+    assert {name: _running(s) for name, s in switches.items()} == before
