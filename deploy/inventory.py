@@ -54,6 +54,9 @@ DEFAULT_PORT = {Transport.EAPI: 443, Transport.NXAPI: 443, Transport.NXOS_SSH: 2
 class Defaults(IntentModel):
     username: str = "admin"
     password_env: str = Field("ROCEFAB_PASSWORD", description="environment variable holding the password")
+    password_file: Path | None = Field(
+        None, description="a file (readable by you only) holding the password, e.g. the local lab's"
+    )
     keyring_service: str | None = Field(None, description="look the password up in this keyring service")
     scheme: Literal["https", "http"] = Field("https", description="http is an explicit, insecure opt-out")
     verify_tls: StrictBool = True
@@ -123,7 +126,8 @@ class Inventory:
             port=device.port or DEFAULT_PORT[transport],
             ssh_port=device.ssh_port or 22,
             username=username,
-            password=passwords.get(device.password_env or d.password_env, username, d.keyring_service),
+            password=passwords.get(device.password_env or d.password_env, username, d.keyring_service,
+                                   d.password_file),
             scheme=device.scheme or d.scheme,
             verify_tls=d.verify_tls if device.verify_tls is None else device.verify_tls,
             ca_file=device.ca_file or d.ca_file,
@@ -145,16 +149,25 @@ class PasswordSource:
         self._cache: dict[tuple[str, str], Secret] = {}
         self._interactive = sys.stdin.isatty() if interactive is None else interactive
 
-    def get(self, env: str, username: str, keyring_service: str | None) -> Secret:
+    def get(self, env: str, username: str, keyring_service: str | None = None,
+            password_file: Path | None = None) -> Secret:
         key = (env, username)
         if key not in self._cache:
-            self._cache[key] = self._lookup(env, username, keyring_service)
+            self._cache[key] = self._lookup(env, username, keyring_service, password_file)
         return self._cache[key]
 
-    def _lookup(self, env: str, username: str, keyring_service: str | None) -> Secret:
+    def _lookup(self, env: str, username: str, keyring_service: str | None, password_file: Path | None) -> Secret:
         value = os.environ.get(env)
         if value:
             return Secret(value)
+        if password_file is not None:
+            path = password_file.expanduser()
+            try:
+                if path.stat().st_mode & 0o077:
+                    raise CredentialError(f"{path} is readable by others; chmod 600 it")
+                return Secret(path.read_text(encoding="utf-8").strip())
+            except OSError as exc:
+                raise CredentialError(f"cannot read the password file {path}: {exc.strerror}") from None
         if keyring_service:
             try:
                 import keyring  # type: ignore[import-not-found]

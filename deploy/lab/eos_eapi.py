@@ -8,24 +8,22 @@ It models exactly the requests NAPALM sends (see deploy-toolchain.md §1): confi
 from __future__ import annotations
 
 import base64
-import datetime
 import hashlib
 import json
 import re
 import ssl
-import tempfile
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from socketserver import TCPServer
 from typing import Any
 
 from deploy.lab.configtree import ConfigError, ConfigTree, Cursor, unified_diff
 from deploy.lab.eos_grammar import EOS_GRAMMAR, error_text
+from deploy.lab.tls import LabCertificate, self_signed
 
 # A placeholder in the shape of a sha512-crypt hash; it hashes no password.
 PLACEHOLDER_SECRET = "$6$rocefablab$placeholder.not.a.real.hash"
@@ -568,33 +566,6 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, json.dumps(obj).encode())
 
 
-def _self_signed() -> ssl.SSLContext:
-    """A throwaway certificate for 127.0.0.1, made per server (pyeapi does not verify it by default)."""
-    import ipaddress
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "eos-lab")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
-            .sign(key, hashes.SHA256()))
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    with tempfile.TemporaryDirectory() as tmp:
-        cert_file, key_file = Path(tmp, "cert.pem"), Path(tmp, "key.pem")
-        cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-        key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                               serialization.NoEncryption()))
-        ctx.load_cert_chain(cert_file, key_file)
-    return ctx
-
-
 @dataclass
 class EosServer:
     device: EosDevice
@@ -617,9 +588,11 @@ class EosServer:
         self.stop()
 
 
-def serve_eos(device: EosDevice, *, tls: bool = False) -> EosServer:
-    """Start the device's eAPI on 127.0.0.1 at an ephemeral port, in a background thread."""
-    server = _Server(device, _self_signed() if tls else None)
+def serve_eos(device: EosDevice, *, tls: bool | LabCertificate = False) -> EosServer:
+    """Start the device's eAPI on 127.0.0.1 at an ephemeral port, in a background thread; HTTPS with `tls`
+    (a throwaway certificate, or the one given so clients can pin it)."""
+    certificate = tls if isinstance(tls, LabCertificate) else self_signed("eos-lab") if tls else None
+    server = _Server(device, certificate.server_context() if certificate else None)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True,
                               name=f"eos-eapi-{device.hostname}")
     thread.start()

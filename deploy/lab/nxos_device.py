@@ -22,6 +22,7 @@ import asyncssh
 
 from deploy.lab.nxos_config import Cursor, InvalidCommandError, NxosConfig, rollback_patch
 from deploy.lab.nxos_grammar import INVALID
+from deploy.lab.tls import LabCertificate
 
 __all__ = ["CliSession", "Faults", "NxosDevice", "NxosServer", "Reply", "serve_nxos"]
 
@@ -500,10 +501,13 @@ class NxosServer:
 
     host = "127.0.0.1"
 
-    def __init__(self, device: NxosDevice) -> None:
+    def __init__(self, device: NxosDevice, tls: LabCertificate | None = None) -> None:
         self.device = device
         self.ssh_connections: set[asyncssh.SSHServerConnection] = set()
         self._http = ThreadingHTTPServer((self.host, 0), _nxapi_handler(device))
+        if tls is not None:
+            # NX-API over HTTPS, with a certificate the client can be told to trust.
+            self._http.socket = tls.server_context().wrap_socket(self._http.socket, server_side=True)
         self.http_port: int = self._http.server_address[1]
         # a short poll interval keeps stop() fast; serving happens in handler threads anyway
         self._http_thread = threading.Thread(target=self._http.serve_forever, args=(0.05,), name="nxapi", daemon=True)
@@ -548,6 +552,6 @@ class NxosServer:
         self.stop()
 
 
-def serve_nxos(device: NxosDevice) -> NxosServer:
-    """Start NX-API and SSH for `device`; stop with `.stop()` or a `with` block."""
-    return NxosServer(device)
+def serve_nxos(device: NxosDevice, tls: LabCertificate | None = None) -> NxosServer:
+    """Start NX-API (HTTPS with `tls`) and SSH for `device`; stop with `.stop()` or a `with` block."""
+    return NxosServer(device, tls)

@@ -162,3 +162,19 @@ def test_fleet_apply_then_nothing_left_to_do(leaves: dict[str, EosServer]) -> No
     assert {r.status for r in results} == {Status.COMMITTED}
     again = _fleet(leaves).dry_run()
     assert {r.status for r in again} == {Status.UNCHANGED}
+
+
+def test_tls_is_verified_against_the_pinned_certificate(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from deploy.lab.tls import self_signed
+
+    certificate, stranger = self_signed(), self_signed()
+    (tmp_path / "lab.pem").write_bytes(certificate.cert_pem)
+    (tmp_path / "other.pem").write_bytes(stranger.cert_pem)
+    with serve_eos(EosDevice("leaf1-a", password=PASSWORD), tls=certificate) as server:
+        trusted = replace(access(server, "leaf1-a"), scheme="https", ca_file=tmp_path / "lab.pem")
+        with EosSession(trusted) as session:
+            assert "hostname leaf1-a" in session.running_config()
+        with pytest.raises(DeployError, match="CERTIFICATE_VERIFY_FAILED|certificate verify failed"):
+            EosSession(replace(trusted, ca_file=tmp_path / "other.pem")).open()

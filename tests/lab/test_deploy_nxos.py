@@ -138,3 +138,21 @@ def test_fleet_rolls_back_a_wave_when_one_switch_fails(switches: dict[str, NxosS
     assert results["spine1"].status is Status.FAILED
     assert results["rack4-a"].status in (Status.ROLLED_BACK, Status.NOT_STARTED)
     assert {name: _running(s) for name, s in switches.items()} == before
+
+
+def test_nxapi_tls_is_verified_against_the_pinned_certificate(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from deploy.lab.tls import self_signed
+
+    certificate, stranger = self_signed(), self_signed()
+    (tmp_path / "lab.pem").write_bytes(certificate.cert_pem)
+    (tmp_path / "other.pem").write_bytes(stranger.cert_pem)
+    with serve_nxos(NxosDevice("spine1", password=PASSWORD), tls=certificate) as server:
+        trusted = replace(access(server, "spine1"), scheme="https", ca_file=tmp_path / "lab.pem")
+        with NxosSession(trusted) as session:
+            assert "hostname spine1" in session.running_config()
+        with pytest.raises(DeployError):
+            session = NxosSession(replace(trusted, ca_file=tmp_path / "other.pem"))
+            session.open()
+            session.running_config()
