@@ -176,5 +176,5 @@ def test_tls_is_verified_against_the_pinned_certificate(tmp_path: Path) -> None:
         trusted = replace(access(server, "leaf1-a"), scheme="https", ca_file=tmp_path / "lab.pem")
         with EosSession(trusted) as session:
             assert "hostname leaf1-a" in session.running_config()
-        with pytest.raises(DeployError, match="CERTIFICATE_VERIFY_FAILED|certificate verify failed"):
+        with pytest.raises(DeployError, match=r"CERTIFICATE_VERIFY_FAILED|certificate verify failed"):
             EosSession(replace(trusted, ca_file=tmp_path / "other.pem")).open()
