@@ -1,0 +1,584 @@
+"""The fake Linux host behind the tool stubs in this folder (`ip`, `ethtool`, `mlnx_qos`, `cma_roce_tos`,
+`cma_roce_mode`): a small model of the kernel state the rendered host script reads and changes.
+
+Everything lives under the fake sysfs root given by $ROCEFAB_SYSFS_ROOT, so a script's direct file reads see
+exactly what the stubs changed:
+
+    class/net/<if>/{mtu,ifindex,address,operstate,flags}    kept current by the stubs
+    class/net/<if>/master -> ../<bond>, upper_<bond>; class/net/<bond>/lower_<if>
+    class/net/<bond>/bonding/{mode,lacp_rate,xmit_hash_policy,miimon,slaves,mii_status}   real formats
+    class/net/<if>/ecn/roce_{np,rp}/enable/<0-7>, roce_np/{cnp_dscp,cnp_802p_prio}        plain files
+    class/net/<if>/device/infiniband/<rdma device>
+    class/infiniband/<dev>/ports/1/{gids,gid_attrs/types,gid_attrs/ndevs}/<index>, link_layer, state
+    .stubstate/state.marshal    private kernel state (admin state, carrier, pause, rings, DCB, addresses, routes,
+                                rdma_cm defaults); only the stubs touch it, atomically, under .stubstate/lock.
+                                `fakehost.state(root)` loads it for a look.
+    .stubstate/roce_lag.json    fixture: {"mlx5_bond_0": ["ens1f0np0", "ens1f1np1"]}, the two PF netdevs of a
+                                dual-port card and the RDMA device its RoCE LAG registers
+
+Kernel behaviours modelled (bond_main.c, rtnetlink, fib, mlx5 lag): a port that is up cannot be enslaved; enslaving
+sets the port's MTU to the bond's and opens it; releasing closes it and restores its MTU; a bond's MTU change goes to
+its ports; a device that goes down, or loses its last IPv4 address, loses its routes; a route's gateway must be on a
+connected subnet of an up device; when both PFs of a declared card are the only ports of one bond in mode 1, 2 or 4
+the per-port RDMA devices go away and the LAG device appears (fresh rdma_cm defaults), and the reverse.
+
+Speed: every stub call is a fresh interpreter, and the scripts make a few dozen calls per run, so this module keeps
+the read path to builtins (os, marshal): pathlib and json would pull in re/enum and double a call's start-up time.
+"""
+
+# ruff: noqa: PTH101, PTH103, PTH105, PTH108, PTH112, PTH113, PTH114, PTH115, PTH119, PTH120, PTH123, PTH208, PTH211
+
+from __future__ import annotations
+
+import fcntl
+import marshal
+import os
+import sys
+
+BOND_MODES = ["balance-rr", "active-backup", "balance-xor", "broadcast", "802.3ad", "balance-tlb", "balance-alb"]
+XMIT_HASH_POLICIES = ["layer2", "layer3+4", "layer2+3", "encap2+3", "encap3+4", "vlan+srcmac"]
+LACP_RATES = ["slow", "fast"]
+LAG_MODES = (1, 2, 4)  # mlx5 RoCE LAG: active-backup, balance-xor, 802.3ad
+BOND_MAX_MTU = 65535
+MIN_MTU = 68
+GID_TABLE = 8  # entries shown per port (a real mlx5 port has 255)
+ZERO_GID = ":".join(["0000"] * 8)
+# IFF_* bits as in /sys/class/net/<if>/flags
+IFF_UP, IFF_BROADCAST, IFF_MASTER, IFF_SLAVE, IFF_MULTICAST = 0x1, 0x2, 0x400, 0x800, 0x1000
+join = os.path.join
+
+
+class Fail(Exception):
+    """A tool error: the message (already in the tool's words) goes to stderr, the code is the exit status."""
+
+    def __init__(self, message: str, code: int, *, stdout: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.stdout = stdout  # mlnx-tools print their errors to stdout
+
+
+def not_modelled(tool: str, argv: list[str]) -> Fail:
+    return Fail(f"stub {tool}: not modelled by the fake host: {' '.join(argv)}", 255)
+
+
+def sysfs_root() -> str:
+    root = os.environ.get("ROCEFAB_SYSFS_ROOT", "")
+    if not root or os.path.realpath(root) == "/sys":
+        raise Fail("stub: ROCEFAB_SYSFS_ROOT must point at a fake host, refusing to run against the real one", 99)
+    if not os.path.isfile(join(root, ".stubstate", "state.marshal")):
+        raise Fail(f"stub: {root} is not a fake host (no .stubstate/state.marshal)", 99)
+    return root
+
+
+def run(main: object) -> None:
+    """Run a stub's main(argv) -> int, turning `Fail` into a message and an exit status."""
+    try:
+        code = main(sys.argv[1:])  # type: ignore[operator]
+    except Fail as exc:
+        if exc.message:
+            print(exc.message, file=sys.stdout if exc.stdout else sys.stderr)
+        code = exc.code
+    except BrokenPipeError:  # like a C tool killed by SIGPIPE
+        code = 141
+    sys.stdout.flush()
+    sys.exit(code)
+
+
+def ip_interface(text: str) -> object:
+    import ipaddress  # here: only the commands that need it pay for it
+
+    return ipaddress.IPv4Interface(text)
+
+
+# --- files ----------------------------------------------------------------------------------------------------------
+
+
+def read(path: str) -> str:
+    with open(path) as f:
+        return f.read()
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Write `text` unless the file already holds it (temp file + os.replace, so a reader never sees half)."""
+    if os.path.isfile(path) and not os.path.islink(path) and read(path) == text:
+        return
+    if os.path.isdir(path) and not os.path.islink(path):
+        remove(path)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+
+
+def symlink_atomic(path: str, target: str) -> None:
+    if os.path.islink(path) and os.readlink(path) == target:
+        return
+    tmp = join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    os.symlink(target, tmp)
+    os.replace(tmp, path)
+
+
+def make_unreadable(path: str) -> None:
+    """An attribute whose read fails, like an empty GID entry (the kernel returns an error). A plain file cannot fail
+    a read, so the fake uses an empty directory: `cat`/`tr <` fail with EISDIR, and `[ -e ]`/`[ -r ]` are true."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        return
+    if os.path.lexists(path):
+        os.unlink(path)
+    os.makedirs(path)
+
+
+def remove(path: str) -> None:
+    if os.path.islink(path) or os.path.isfile(path):
+        os.unlink(path)
+    elif os.path.isdir(path):
+        import shutil
+
+        shutil.rmtree(path)
+
+
+def canonical(state: dict) -> bytes:
+    """The same bytes for the same state: keys sorted, marshal version 0 (no sharing of equal objects)."""
+
+    def sort(obj: object) -> object:
+        if isinstance(obj, dict):
+            return {k: sort(obj[k]) for k in sorted(obj)}
+        if isinstance(obj, list):
+            return [sort(v) for v in obj]
+        return obj
+
+    return marshal.dumps(sort(state), 0)
+
+
+# --- the host -------------------------------------------------------------------------------------------------------
+
+
+class Host:
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.net = join(root, "class", "net")
+        self.ib = join(root, "class", "infiniband")
+        self.stub = join(root, ".stubstate")
+        with open(join(self.stub, "state.marshal"), "rb") as f:
+            self._saved = f.read()
+        self.state: dict = marshal.loads(self._saved)
+        self._lag: dict[str, list[str]] | None = None
+
+    @property
+    def lag(self) -> dict[str, list[str]]:
+        """The fixture's roce_lag.json, parsed again only when the file changed (json costs start-up time)."""
+        if self._lag is None:
+            path = join(self.stub, "roce_lag.json")
+            text = read(path) if os.path.isfile(path) else "{}"
+            cached = self.state.get("roce_lag_cache")
+            if cached is not None and cached[0] == text:
+                self._lag = cached[1]
+            else:
+                import json  # here: only when roce_lag.json is new or changed
+
+                self._lag = json.loads(text)
+                self.state["roce_lag_cache"] = [text, self._lag]
+        return self._lag
+
+    @classmethod
+    def open(cls, *, write: bool) -> _Session:
+        """The host of $ROCEFAB_SYSFS_ROOT, locked; with write=True derived files and state are saved at the end,
+        also after a failure: whatever was applied before it stays applied, as in the kernel."""
+        return _Session(cls, sysfs_root(), write)
+
+    @classmethod
+    def create(cls, root: str, lag: dict[str, list[str]]) -> Host:
+        import json
+
+        for folder in (".stubstate", join("class", "net"), join("class", "infiniband")):
+            os.makedirs(join(root, folder))
+        state = {"next_ifindex": 2, "netdevs": {}, "routes": [], "rdma_cm": {}}
+        with open(join(root, ".stubstate", "state.marshal"), "wb") as f:
+            f.write(canonical(state))
+        write_atomic(join(root, ".stubstate", "lock"), "")
+        write_atomic(join(root, ".stubstate", "roce_lag.json"), json.dumps(lag, indent=1, sort_keys=True) + "\n")
+        return cls(root)
+
+    def commit(self) -> None:
+        self.prune_routes()
+        for name in list(self.netdevs):
+            if self.exists(name):
+                self.render(name)
+        self.sync_rdma()
+        data = canonical(self.state)
+        if data != self._saved:
+            tmp = join(self.stub, f".state.{os.getpid()}.tmp")
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.replace(tmp, join(self.stub, "state.marshal"))
+            self._saved = data
+
+    # --- netdevs --------------------------------------------------------------------------------------------------
+
+    @property
+    def netdevs(self) -> dict[str, dict]:
+        return self.state["netdevs"]
+
+    def exists(self, name: str) -> bool:
+        return name in self.netdevs and os.path.isdir(join(self.net, name))
+
+    def dev(self, name: str) -> dict:
+        if not self.exists(name):
+            raise KeyError(name)
+        return self.netdevs[name]
+
+    def names_by_index(self) -> list[str]:
+        return sorted((n for n in self.netdevs if self.exists(n)), key=lambda n: self.netdevs[n]["ifindex"])
+
+    def _new_ifindex(self) -> int:
+        index = self.state["next_ifindex"]
+        self.state["next_ifindex"] = index + 1
+        return index
+
+    def add_physical(self, name: str, *, mac: str, rdma_device: str, mtu: int = 1500, max_mtu: int = 9978,
+                     up: bool = True, pause: tuple[bool, bool, bool] = (False, True, True),
+                     rings: tuple[int, int] = (1024, 1024), ring_max: int = 8192, trust: str = "pcp",
+                     ecn_enabled: bool = False, cnp_dscp: int = 48, cnp_802p_prio: int = 6) -> None:
+        """A ConnectX PF netdev with the MLNX_OFED/DOCA ECN sysfs, as a freshly booted host shows it."""
+        self.netdevs[name] = {
+            "kind": "physical", "ifindex": self._new_ifindex(), "mac": mac, "up": up, "cable": True,
+            "max_mtu": max_mtu, "master": None, "orig_mtu": None, "addrs": [], "rdma_device": rdma_device,
+            "pause": {"autoneg": pause[0], "rx": pause[1], "tx": pause[2]},
+            "rings": {"rx": rings[0], "tx": rings[1], "rx_max": ring_max, "tx_max": ring_max},
+            "dcb": {"trust": trust, "pfc": [0] * 8, "os_controlled": False, "cable_len": 7,
+                    "prio_tc": [1, 0, 2, 3, 4, 5, 6, 7]},
+        }
+        d = join(self.net, name)
+        write_atomic(join(d, "mtu"), f"{mtu}\n")
+        for point in ("roce_np", "roce_rp"):
+            for prio in range(8):
+                write_atomic(join(d, "ecn", point, "enable", str(prio)), f"{int(ecn_enabled)}\n")
+        write_atomic(join(d, "ecn", "roce_np", "cnp_dscp"), f"{cnp_dscp}\n")
+        write_atomic(join(d, "ecn", "roce_np", "cnp_802p_prio"), f"{cnp_802p_prio}\n")
+        os.makedirs(join(d, "device", "infiniband"), exist_ok=True)
+
+    def add_bond(self, name: str, *, mode: int, miimon: int, lacp_rate: int, xmit_hash_policy: int) -> None:
+        if name in self.netdevs or os.path.lexists(join(self.net, name)):
+            raise Fail("RTNETLINK answers: File exists", 2)
+        index = self._new_ifindex()
+        self.netdevs[name] = {
+            "kind": "bond", "ifindex": index, "mac": f"be:ef:00:00:{index >> 8 & 0xFF:02x}:{index & 0xFF:02x}",
+            "up": False, "master": None, "addrs": [], "slaves": [], "mode": mode, "miimon": miimon,
+            "lacp_rate": lacp_rate, "xmit_hash_policy": xmit_hash_policy,
+        }
+        write_atomic(join(self.net, name, "mtu"), "1500\n")
+
+    def delete(self, name: str) -> None:
+        dev = self.dev(name)
+        if dev["kind"] != "bond":
+            raise Fail("RTNETLINK answers: Operation not supported", 2)
+        for port in list(dev["slaves"]):
+            self.release(port)
+        del self.netdevs[name]
+        remove(join(self.net, name))
+
+    def mtu(self, name: str) -> int:
+        return int(read(join(self.net, name, "mtu")))
+
+    def set_mtu(self, name: str, mtu: int) -> None:
+        dev = self.dev(name)
+        if mtu < MIN_MTU:
+            raise Fail("Error: mtu less than device minimum.", 2)
+        ports = dev["slaves"] if dev["kind"] == "bond" else []
+        limit = BOND_MAX_MTU if dev["kind"] == "bond" else dev["max_mtu"]
+        if mtu > min([limit] + [self.netdevs[p]["max_mtu"] for p in ports]):
+            raise Fail("Error: mtu greater than device maximum.", 2)
+        for port in ports:  # bond_change_mtu: every port follows the bond
+            write_atomic(join(self.net, port, "mtu"), f"{mtu}\n")
+        write_atomic(join(self.net, name, "mtu"), f"{mtu}\n")
+
+    def set_up(self, name: str, up: bool) -> None:
+        self.dev(name)["up"] = up
+
+    def carrier(self, name: str) -> bool:
+        dev = self.dev(name)
+        if not dev["up"]:
+            return False
+        if dev["kind"] == "bond":
+            return any(self.carrier(p) for p in dev["slaves"])
+        return bool(dev["cable"])
+
+    def enslave(self, port: str, bond: str) -> None:
+        dev, master = self.dev(port), self.dev(bond)
+        if master["kind"] != "bond":
+            raise Fail("RTNETLINK answers: Operation not supported", 2)
+        if dev["master"] == bond:
+            return  # do_set_master: already the upper device
+        if dev["master"] is not None:
+            self.release(port)
+        if dev["kind"] == "bond":
+            raise not_modelled("ip", ["nested bonds"])
+        if dev["up"]:
+            raise Fail("Error: Device can not be enslaved while up.", 2)
+        bond_mtu = self.mtu(bond)
+        if bond_mtu > dev["max_mtu"]:  # bond_enslave: dev_set_mtu failed, no extack message
+            raise Fail("RTNETLINK answers: Invalid argument", 2)
+        dev["orig_mtu"] = self.mtu(port)
+        write_atomic(join(self.net, port, "mtu"), f"{bond_mtu}\n")
+        if not master["slaves"]:
+            master["mac"] = dev["mac"]  # a bond takes the address of its first port
+        master["slaves"].append(port)
+        dev["master"] = bond
+        dev["up"] = True  # bond_enslave opens the port
+
+    def release(self, port: str) -> None:
+        dev = self.dev(port)
+        bond = dev["master"]
+        if bond is None:
+            return
+        self.netdevs[bond]["slaves"].remove(port)
+        dev["master"] = None
+        dev["up"] = False  # __bond_release_one closes the port ...
+        if dev["orig_mtu"] is not None:  # ... and gives it its MTU back
+            write_atomic(join(self.net, port, "mtu"), f"{dev['orig_mtu']}\n")
+        dev["orig_mtu"] = None
+
+    # --- IPv4 -----------------------------------------------------------------------------------------------------
+
+    def add_address(self, name: str, cidr: str) -> None:
+        iface = ip_interface(cidr)
+        addrs = self.dev(name)["addrs"]
+        if any(ip_interface(a).ip == iface.ip for a in addrs):  # type: ignore[attr-defined]
+            raise Fail("Error: ipv4: Address already assigned.", 2)
+        addrs.append(iface.with_prefixlen)  # type: ignore[attr-defined]
+
+    def flush_addresses(self, name: str) -> None:
+        self.dev(name)["addrs"] = []
+
+    def delete_address(self, name: str, cidr: str) -> None:
+        cidr = ip_interface(cidr).with_prefixlen  # type: ignore[attr-defined]
+        addrs = self.dev(name)["addrs"]
+        if cidr not in addrs:
+            raise Fail("RTNETLINK answers: Cannot assign requested address", 2)
+        addrs.remove(cidr)
+
+    def connected(self) -> list[dict]:
+        """Kernel prefix routes: one per address of an up device."""
+        out = []
+        for name in self.names_by_index():
+            dev = self.netdevs[name]
+            if dev["up"]:
+                for a in dev["addrs"]:
+                    iface = ip_interface(a)
+                    out.append({"dst": str(iface.network), "dev": name, "src": str(iface.ip)})  # type: ignore[attr-defined]
+        return out
+
+    def replace_route(self, dst: str, via: str | None, dev: str, *, replace: bool) -> None:
+        import ipaddress
+
+        try:
+            net = ipaddress.IPv4Network(dst)
+        except ValueError:
+            raise Fail("Error: Invalid prefix for given prefix length.", 2) from None
+        if via is not None:
+            gw = ipaddress.IPv4Address(via)
+            if not any(c["dev"] == dev and gw in ipaddress.IPv4Network(c["dst"]) for c in self.connected()):
+                raise Fail("Error: Nexthop has invalid gateway.", 2)
+        elif not self.dev(dev)["up"]:
+            raise Fail("Error: Nexthop device is not up.", 2)
+        routes = self.state["routes"]
+        same = [r for r in routes if r["dst"] == str(net)]
+        if same and not replace:
+            raise Fail("RTNETLINK answers: File exists", 2)
+        for r in same:
+            routes.remove(r)
+        routes.append({"dst": str(net), "via": via, "dev": dev})
+
+    def delete_route(self, dst: str) -> None:
+        import ipaddress
+
+        routes = self.state["routes"]
+        same = [r for r in routes if r["dst"] == str(ipaddress.IPv4Network(dst, strict=False))]
+        if not same:
+            raise Fail("RTNETLINK answers: No such process", 2)
+        routes.remove(same[0])
+
+    def prune_routes(self) -> None:
+        """fib_disable_ip: routes through a device that is gone, down, or has no IPv4 address left are flushed."""
+        self.state["routes"] = [
+            r for r in self.state["routes"]
+            if self.exists(r["dev"]) and self.netdevs[r["dev"]]["up"] and self.netdevs[r["dev"]]["addrs"]
+        ]
+
+    # --- derived sysfs --------------------------------------------------------------------------------------------
+
+    def flags(self, name: str) -> int:
+        dev = self.netdevs[name]
+        flags = IFF_BROADCAST | IFF_MULTICAST
+        flags |= IFF_UP if dev["up"] else 0
+        flags |= IFF_MASTER if dev["kind"] == "bond" else 0
+        flags |= IFF_SLAVE if dev["master"] else 0
+        return flags
+
+    def render(self, name: str) -> None:
+        dev, d = self.netdevs[name], join(self.net, name)
+        write_atomic(join(d, "ifindex"), f"{dev['ifindex']}\n")
+        write_atomic(join(d, "address"), f"{dev['mac']}\n")
+        write_atomic(join(d, "flags"), f"0x{self.flags(name):x}\n")
+        write_atomic(join(d, "operstate"), "up\n" if self.carrier(name) else "down\n")
+        links = {}
+        if dev["master"]:
+            links["master"] = links[f"upper_{dev['master']}"] = f"../{dev['master']}"
+        for port in dev.get("slaves", []):
+            links[f"lower_{port}"] = f"../{port}"
+        for entry in os.listdir(d):
+            if os.path.islink(join(d, entry)) and entry not in links:
+                os.unlink(join(d, entry))
+        for link, target in links.items():
+            symlink_atomic(join(d, link), target)
+        if dev["kind"] == "bond":
+            b = join(d, "bonding")
+            write_atomic(join(b, "mode"), f"{BOND_MODES[dev['mode']]} {dev['mode']}\n")
+            write_atomic(join(b, "lacp_rate"), f"{LACP_RATES[dev['lacp_rate']]} {dev['lacp_rate']}\n")
+            policy = dev["xmit_hash_policy"]
+            write_atomic(join(b, "xmit_hash_policy"), f"{XMIT_HASH_POLICIES[policy]} {policy}\n")
+            write_atomic(join(b, "miimon"), f"{dev['miimon']}\n")
+            write_atomic(join(b, "slaves"), " ".join(dev["slaves"]) + "\n" if dev["slaves"] else "")
+            write_atomic(join(b, "mii_status"), "up\n" if self.carrier(name) else "down\n")
+
+    # --- RDMA -----------------------------------------------------------------------------------------------------
+
+    def lag_active(self, ports: list[str]) -> str | None:
+        """The bond a card's RoCE LAG is active on: both PFs, and only them, are ports of one bond in mode 1/2/4."""
+        if not all(self.exists(p) for p in ports):
+            return None
+        masters = {self.netdevs[p]["master"] for p in ports}
+        if len(masters) != 1 or None in masters:
+            return None
+        bond = masters.pop()
+        dev = self.netdevs[bond]
+        return bond if sorted(dev["slaves"]) == sorted(ports) and dev["mode"] in LAG_MODES else None
+
+    def sync_rdma(self) -> None:
+        want: dict[str, tuple[str, str]] = {}  # RDMA device -> (netdev of its GIDs, PF whose device/ lists it)
+        lagged: set[str] = set()
+        for rdma, ports in sorted(self.lag.items()):
+            bond = self.lag_active(ports)
+            if bond is not None:
+                want[rdma] = (bond, ports[0])
+                lagged.update(ports)
+        for name in self.names_by_index():
+            dev = self.netdevs[name]
+            if dev["kind"] == "physical" and name not in lagged:
+                want[dev["rdma_device"]] = (name, name)
+        cm = self.state["rdma_cm"]
+        for rdma in sorted(set(cm) | set(os.listdir(self.ib))):
+            if rdma not in want or cm.get(rdma, {}).get("ndev") != want[rdma][0]:
+                remove(join(self.ib, rdma))  # unregistered: its rdma_cm defaults go with it
+                cm.pop(rdma, None)
+        for name in self.names_by_index():
+            if self.netdevs[name]["kind"] == "physical":
+                listed = {r for r, (_, pf) in want.items() if pf == name}
+                folder = join(self.net, name, "device", "infiniband")
+                for entry in os.listdir(folder):
+                    if entry not in listed:
+                        remove(join(folder, entry))
+                for rdma in listed:
+                    os.makedirs(join(folder, rdma), exist_ok=True)
+        for rdma, (ndev, _) in sorted(want.items()):
+            cm.setdefault(rdma, {"ndev": ndev, "tos": 0, "mode": "RoCE v2"})
+            self.render_gids(rdma, ndev)
+
+    def render_gids(self, rdma: str, ndev: str) -> None:
+        port = join(self.ib, rdma, "ports", "1")
+        write_atomic(join(port, "link_layer"), "Ethernet\n")
+        write_atomic(join(port, "state"), "4: ACTIVE\n" if self.carrier(ndev) else "1: DOWN\n")
+        mac = [int(x, 16) for x in self.netdevs[ndev]["mac"].split(":")]
+        eui = [mac[0] ^ 2, mac[1], mac[2], 0xFF, 0xFE, mac[3], mac[4], mac[5]]
+        link_local = "fe80:0000:0000:0000:" + ":".join(f"{eui[i]:02x}{eui[i + 1]:02x}" for i in range(0, 8, 2))
+        entries = [(link_local, "IB/RoCE v1"), (link_local, "RoCE v2")]
+        for a in self.netdevs[ndev]["addrs"]:  # IPv4-mapped: ::ffff:a.b.c.d
+            b = [int(x) for x in a.split("/")[0].split(".")]
+            gid = f"0000:0000:0000:0000:0000:ffff:{b[0]:02x}{b[1]:02x}:{b[2]:02x}{b[3]:02x}"
+            entries += [(gid, "IB/RoCE v1"), (gid, "RoCE v2")]
+        for i in range(GID_TABLE):
+            gid, types, ndevs = (join(port, "gids", str(i)), join(port, "gid_attrs", "types", str(i)),
+                                 join(port, "gid_attrs", "ndevs", str(i)))
+            if i < len(entries):
+                write_atomic(gid, entries[i][0] + "\n")
+                write_atomic(types, entries[i][1] + "\n")
+                write_atomic(ndevs, ndev + "\n")
+            else:  # an empty entry: a zero GID, and its attributes cannot be read
+                write_atomic(gid, ZERO_GID + "\n")
+                make_unreadable(types)
+                make_unreadable(ndevs)
+
+
+class _Session:
+    """`with Host.open(write=...) as host:` (a class, not contextlib: one import less per stub call)."""
+
+    def __init__(self, cls: type[Host], root: str, write: bool) -> None:
+        self.cls, self.root, self.write = cls, root, write
+
+    def __enter__(self) -> Host:
+        self.lock = open(join(self.root, ".stubstate", "lock"))  # held until __exit__
+        fcntl.flock(self.lock, fcntl.LOCK_EX if self.write else fcntl.LOCK_SH)
+        self.host = self.cls(self.root)
+        return self.host
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if self.write:
+                self.host.commit()
+        finally:
+            self.lock.close()
+
+
+# --- mlnx-tools cma_roce_tos / cma_roce_mode ------------------------------------------------------------------------
+
+
+def bash_int(text: str) -> int | None:
+    """What `[ X -ge 0 ]` accepts in bash (decimal, optional sign), else None with bash's complaint on stderr."""
+    body = text[1:] if text[:1] in "+-" else text
+    if body.isdigit():
+        return int(text)
+    tool = os.path.basename(sys.argv[0])
+    print(f"/usr/sbin/{tool}: line 104: [: {text}: integer expression expected", file=sys.stderr)
+    return None
+
+
+def cma_tool(argv: list[str], letter: str, usage: str, change: object) -> dict | None:
+    """The shared shape of cma_roce_tos / cma_roce_mode: `getopts "d:<letter>:hp:"`, then mkdir of the configfs
+    device entry (fails for a name that is no RDMA device), then an optional write, then `cat` of the value.
+    `change(entry, value_text)` applies the -<letter> value (or ignores it). Returns the device's rdma_cm entry to
+    print, or None after -h."""
+    tool = os.path.basename(sys.argv[0])
+    device, port, value = "mlx5_0", "1", None
+    args = list(argv)
+    while args and args[0].startswith("-") and len(args[0]) >= 2:
+        opt = args.pop(0)
+        flag, attached = opt[1], opt[2:]
+        if flag == "h":
+            print(usage)
+            return None
+        if flag in ("d", "p", letter):
+            if not attached and not args:
+                print(f"{tool}: option requires an argument -- {flag}", file=sys.stderr)
+                continue
+            arg = attached or args.pop(0)
+            if flag == "d":
+                device = arg
+            elif flag == "p":
+                port = arg
+            else:
+                value = arg
+        else:
+            print(f"{tool}: illegal option -- {flag}", file=sys.stderr)
+    with Host.open(write=value is not None) as host:
+        entry = host.state["rdma_cm"].get(device)
+        if entry is None or not os.path.isdir(join(host.ib, device)):
+            print(f"mkdir: cannot create directory '{device}': No such device", file=sys.stderr)
+            raise Fail(f"Failed to create configuration for {device}", 1, stdout=True)
+        if port != "1":
+            raise Fail(f"Device {device} port {port} does not exist", 1, stdout=True)
+        if value is not None:
+            change(entry, value)  # type: ignore[operator]
+        return entry

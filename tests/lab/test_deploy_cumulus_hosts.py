@@ -1,0 +1,142 @@
+"""rocefab's NVUE and host sessions against the lab's Cumulus switch and Linux host, over real SSH."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from deploy.cumulus import CumulusSession
+from deploy.fleet import Fleet, Status, Target
+from deploy.hostsession import HostSession
+from deploy.inventory import Access, Secret, Transport
+from deploy.lab.cumulus_nvue import CumulusDevice
+from deploy.lab.linux_host import LinuxHost
+from deploy.lab.sshd import LabSSHServer
+from renderers.pipeline import check_file
+from renderers.plan import FabricPlan
+from renderers.render import render_fabric
+
+ROOT = Path(__file__).resolve().parents[2]
+PASSWORD = "lab-Secret-5"
+
+
+def _render(name: str) -> tuple[FabricPlan, dict[tuple[str, str], str]]:
+    checked = check_file(ROOT / "intents" / f"{name}.yaml", "0.0.0-test")
+    assert checked.plan is not None
+    return checked.plan, {(f.device, f.kind): f.content for f in render_fabric(checked.plan)}
+
+
+POD, POD_FILES = _render("pod32")
+
+
+def access(server: LabSSHServer, name: str, kind: str, known_hosts: Path, username: str,
+           password: str = PASSWORD) -> Access:
+    return Access(
+        name=name, kind=kind, host=server.host, transport=Transport.SSH, port=server.port, ssh_port=server.port,
+        username=username, password=Secret(password), scheme="https", verify_tls=True, ca_file=None,
+        verify_host_key=True, known_hosts=known_hosts, timeout_s=20, sudo=False,
+    )
+
+
+@pytest.fixture
+def switch(tmp_path: Path) -> Iterator[tuple[LabSSHServer, Access]]:
+    device = CumulusDevice(tmp_path / "rack3-a", "rack3-a", password=PASSWORD)
+    with LabSSHServer(device, name="rack3-a") as server:
+        known = tmp_path / "known_hosts"
+        known.write_text(server.known_hosts_line() + "\n")
+        yield server, access(server, "rack3-a", "cumulus", known, "cumulus")
+
+
+def _applied(server: LabSSHServer) -> dict:
+    device = server.device
+    assert isinstance(device, CumulusDevice)
+    return device.applied
+
+
+def test_nvue_dry_run_apply_converge_and_keep_the_login(switch: tuple[LabSSHServer, Access]) -> None:
+    server, acc = switch
+    candidate = POD_FILES[("rack3-a", "nvue-yaml")]
+    before = repr(_applied(server))
+    with CumulusSession(acc) as session:
+        session.load(candidate)
+        diff = session.diff()
+        session.discard()
+    assert "nv set qos pfc default-global switch-priority 3" in diff
+    assert repr(_applied(server)) == before, "a dry run changes nothing"
+    with CumulusSession(acc) as session:
+        session.load(candidate)
+        # rack3-a breaks cages out and puts QoS on them: the session must apply the breakouts first.
+        session.commit(confirm_seconds=60)
+        assert session.verify(candidate) == ""
+        session.confirm()
+    applied = _applied(server)
+    assert applied["qos"]["pfc"]["default-global"]["switch-priority"] == {"3": {}}
+    assert "cumulus" in applied["system"]["aaa"]["user"], "the replace carried the login account"
+    with CumulusSession(acc) as session:  # logging in again proves the account survived
+        session.load(candidate)
+        assert session.diff() == ""
+        session.discard()
+
+
+def test_nvue_rollback_restores_the_previous_config(switch: tuple[LabSSHServer, Access]) -> None:
+    server, acc = switch
+    before = repr(_applied(server))
+    with CumulusSession(acc) as session:
+        session.load(POD_FILES[("rack3-a", "nvue-yaml")])
+        session.commit(confirm_seconds=60)
+        session.rollback()
+    assert repr(_applied(server)) == before
+
+
+def test_nvue_refused_path_changes_nothing(switch: tuple[LabSSHServer, Access]) -> None:
+    server, acc = switch
+    device = server.device
+    assert isinstance(device, CumulusDevice)
+    device.faults.reject_path = r"^qos pfc"
+    before = repr(_applied(server))
+    from deploy.session import DeployError
+
+    with CumulusSession(acc) as session, pytest.raises(DeployError):
+        session.load(POD_FILES[("rack3-a", "nvue-yaml")])
+    assert repr(_applied(server)) == before
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Iterator[tuple[LinuxHost, LabSSHServer, Access]]:
+    gpu = next(h for h in POD.hosts if h.name == "gpu001")
+    netdevs = [m.netdev for b in gpu.bonds for m in b.members]
+    lag = {b.rdma_device: (b.members[0].netdev, b.members[1].netdev) for b in gpu.bonds}
+    device = LinuxHost(tmp_path / "gpu001", "gpu001", netdevs, lag, password=PASSWORD)
+    with LabSSHServer(device, name="gpu001") as server:
+        known = tmp_path / "known_hosts"
+        known.write_text(server.known_hosts_line() + "\n")
+        yield device, server, access(server, "gpu001", "host", known, "root")
+
+
+def test_host_dry_run_apply_and_in_sync(host: tuple[LinuxHost, LabSSHServer, Access]) -> None:
+    from deploy.lab.fakehost import snapshot
+
+    device, _, acc = host
+    script = POD_FILES[("gpu001", "host-script")]
+    before = snapshot(device.sandbox / "sys")
+    results = Fleet([Target(acc, script)], HostSession).dry_run()
+    assert results[0].status is Status.PENDING and "DRIFT   enp24s0f0np0 pfc priorities" in results[0].diff
+    assert snapshot(device.sandbox / "sys") == before
+    results = Fleet([Target(acc, script)], HostSession).apply([["gpu001"]], None)
+    assert results[0].status is Status.COMMITTED, results[0].error
+    assert [r.status for r in Fleet([Target(acc, script)], HostSession).dry_run()] == [Status.UNCHANGED]
+
+
+def test_host_key_mismatch_is_refused(host: tuple[LinuxHost, LabSSHServer, Access], tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from deploy.session import DeployError
+
+    _, server, acc = host
+    stranger = tmp_path / "other_known_hosts"
+    stranger.write_text(f"[{server.host}]:{server.port} ssh-ed25519 "
+                        "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n")
+    with pytest.raises(DeployError, match="SSH to"):
+        HostSession(replace(acc, known_hosts=stranger)).open()
