@@ -1,4 +1,4 @@
-"""The rendered host script, run for real (bash) against a fake Linux host (tests/fakehost.py, tests/hoststubs/):
+"""The rendered host script, run for real (bash) against the fake Linux host of deploy/lab/fakehost.py:
 --check on a fresh host, apply, idempotency, drift detection, prerequisites, exit codes, failing and lying tools;
 plus `bash -n` / shellcheck for every rendered host script."""
 
@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from fakehost import diff, make_host, remove_netdev, run_script, snapshot, stub, stubs_without
+from fakehost import STUBS, diff, make_host, remove_netdev, run_script, snapshot, stub, stubs_without
 
 from renderers.pipeline import check_file
 from renderers.render import render_fabric
@@ -378,7 +378,7 @@ def test_stubs_behave_like_the_real_tools(pristine: Path) -> None:
     assert code == 0 and "\tprio:3 dscp:31,30,29,28,27,26,25,24,\n" in out
     assert run("cma_roce_tos", "-d", "mlx5_0", "-t", "300")[:2] == (0, "0\n")  # bash's write error, exit 0
     assert run("cma_roce_tos", "-d", "mlx5_bond_0")[:2] == (1, "Failed to create configuration for mlx5_bond_0\n")
-    unsafe = subprocess.run([str(Path(__file__).parent / "hoststubs" / "ip"), "link"], env={"PATH": "/usr/bin:/bin"},
+    unsafe = subprocess.run([str(STUBS / "ip"), "link"], env={"PATH": "/usr/bin:/bin"},
                             capture_output=True, text=True, check=False)
     assert unsafe.returncode == 99  # never without a fake root
 

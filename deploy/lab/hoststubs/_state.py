@@ -34,6 +34,10 @@ import fcntl
 import marshal
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only; importing typing's Any at run time would cost every stub call
+    from typing import Any
 
 BOND_MODES = ["balance-rr", "active-backup", "balance-xor", "broadcast", "802.3ad", "balance-tlb", "balance-alb"]
 XMIT_HASH_POLICIES = ["layer2", "layer3+4", "layer2+3", "encap2+3", "encap3+4", "vlan+srcmac"]
@@ -140,7 +144,7 @@ def remove(path: str) -> None:
         shutil.rmtree(path)
 
 
-def canonical(state: dict) -> bytes:
+def canonical(state: dict[str, Any]) -> bytes:
     """The same bytes for the same state: keys sorted, marshal version 0 (no sharing of equal objects)."""
 
     def sort(obj: object) -> object:
@@ -150,7 +154,7 @@ def canonical(state: dict) -> bytes:
             return [sort(v) for v in obj]
         return obj
 
-    return marshal.dumps(sort(state), 0)
+    return marshal.dumps(sort(state), 0)  # type: ignore[arg-type]  # plain dicts, lists and scalars
 
 
 # --- the host -------------------------------------------------------------------------------------------------------
@@ -164,7 +168,7 @@ class Host:
         self.stub = join(root, ".stubstate")
         with open(join(self.stub, "state.marshal"), "rb") as f:
             self._saved = f.read()
-        self.state: dict = marshal.loads(self._saved)
+        self.state: dict[str, Any] = marshal.loads(self._saved)
         self._lag: dict[str, list[str]] | None = None
 
     @property
@@ -219,13 +223,14 @@ class Host:
     # --- netdevs --------------------------------------------------------------------------------------------------
 
     @property
-    def netdevs(self) -> dict[str, dict]:
-        return self.state["netdevs"]
+    def netdevs(self) -> dict[str, dict[str, Any]]:
+        netdevs: dict[str, dict[str, Any]] = self.state["netdevs"]
+        return netdevs
 
     def exists(self, name: str) -> bool:
         return name in self.netdevs and os.path.isdir(join(self.net, name))
 
-    def dev(self, name: str) -> dict:
+    def dev(self, name: str) -> dict[str, Any]:
         if not self.exists(name):
             raise KeyError(name)
         return self.netdevs[name]
@@ -234,7 +239,7 @@ class Host:
         return sorted((n for n in self.netdevs if self.exists(n)), key=lambda n: self.netdevs[n]["ifindex"])
 
     def _new_ifindex(self) -> int:
-        index = self.state["next_ifindex"]
+        index: int = self.state["next_ifindex"]
         self.state["next_ifindex"] = index + 1
         return index
 
@@ -360,7 +365,7 @@ class Host:
             raise Fail("RTNETLINK answers: Cannot assign requested address", 2)
         addrs.remove(cidr)
 
-    def connected(self) -> list[dict]:
+    def connected(self) -> list[dict[str, Any]]:
         """Kernel prefix routes: one per address of an up device."""
         out = []
         for name in self.names_by_index():
@@ -545,7 +550,7 @@ def bash_int(text: str) -> int | None:
     return None
 
 
-def cma_tool(argv: list[str], letter: str, usage: str, change: object) -> dict | None:
+def cma_tool(argv: list[str], letter: str, usage: str, change: object) -> dict[str, Any] | None:
     """The shared shape of cma_roce_tos / cma_roce_mode: `getopts "d:<letter>:hp:"`, then mkdir of the configfs
     device entry (fails for a name that is no RDMA device), then an optional write, then `cat` of the value.
     `change(entry, value_text)` applies the -<letter> value (or ignores it). Returns the device's rdma_cm entry to
@@ -573,7 +578,7 @@ def cma_tool(argv: list[str], letter: str, usage: str, change: object) -> dict |
         else:
             print(f"{tool}: illegal option -- {flag}", file=sys.stderr)
     with Host.open(write=value is not None) as host:
-        entry = host.state["rdma_cm"].get(device)
+        entry: dict[str, Any] | None = host.state["rdma_cm"].get(device)
         if entry is None or not os.path.isdir(join(host.ib, device)):
             print(f"mkdir: cannot create directory '{device}': No such device", file=sys.stderr)
             raise Fail(f"Failed to create configuration for {device}", 1, stdout=True)
