@@ -77,16 +77,39 @@ class LoadedIntent:
 
 
 class _Yaml12Loader(yaml.SafeLoader):
-    """SafeLoader whose booleans are YAML 1.2's: only true/false (any case)."""
+    """SafeLoader with YAML 1.2 core-schema scalars: booleans are only true/false, and numbers have no
+    YAML 1.1 forms (no `on`/`yes`, no base-60 `1:30`, no octal `010`), so a MAC address or an interface
+    speed stays what it looks like."""
 
 
+_YAML11_TYPES = {"tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}
 _Yaml12Loader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
+    first: [(tag, rx) for tag, rx in resolvers if tag not in _YAML11_TYPES]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
 _Yaml12Loader.add_implicit_resolver(
     "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
 )
+_Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:int", re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"), list("-+0123456789")
+)
+_Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
+    list("-+.0123456789"),
+)
+
+
+def _construct_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
+    text = str(loader.construct_scalar(node))  # type: ignore[arg-type]
+    if text.startswith("0o"):
+        return int(text[2:], 8)
+    if text.startswith("0x"):
+        return int(text[2:], 16)
+    return int(text, 10)  # "010" is ten, not YAML 1.1's octal eight
+
+
+_Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
 def load_yaml12(text: str) -> Any:

@@ -63,3 +63,9 @@ def test_unreadable_file(tmp_path: Path) -> None:
 def test_all_examples_load() -> None:
     for path in INTENTS.glob("*.yaml"):
         assert load_intent(path).intent.fabric.name
+
+
+def test_numbers_follow_yaml_12() -> None:
+    data, _ = parse_yaml("mac: 44:38:39:12:00:02\nzero_led: 010\nhex: 0x1F\ntime: 1:30\nspeed: 400\n", "f.yaml")
+    # YAML 1.1 would read a base-60 integer, an octal 8 and 90 seconds.
+    assert data == {"mac": "44:38:39:12:00:02", "zero_led": 10, "hex": 31, "time": "1:30", "speed": 400}
