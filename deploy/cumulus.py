@@ -128,6 +128,13 @@ class CumulusSession(DeviceSession):
     def running_config(self) -> str:
         return self._nv("config", "show", "-o", "yaml").stdout
 
+    def backup(self) -> str:
+        tree = self._applied()
+        system = {k: v for k, v in tree.get("system", {}).items() if k not in PRESERVED_SYSTEM_KEYS}
+        local = {"system": system} if system else {}
+        kept = {k: v for k, v in tree.items() if k not in ("system", "service")} | local
+        return _dump(kept)
+
     def load(self, candidate: str, replace: bool = True) -> None:
         tree = _set_tree(load_yaml12(candidate))
         if not tree:

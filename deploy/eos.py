@@ -16,7 +16,7 @@ from napalm.base.exceptions import (
     SessionLockedException,
 )
 
-from deploy.preserve import carry_preserved
+from deploy.preserve import carry_preserved, without_preserved
 from deploy.session import DeployError, DeviceSession
 
 # napalm 5.2.0 lets pyeapi's own ConnectionError (bad password, refused connection) escape `open()`.
@@ -50,6 +50,9 @@ class EosSession(DeviceSession):
 
     def running_config(self) -> str:
         return str(self._device.get_config(retrieve="running")["running"])
+
+    def backup(self) -> str:
+        return without_preserved("eos", self.running_config())
 
     def load(self, candidate: str, replace: bool = True) -> None:
         try:

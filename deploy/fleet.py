@@ -19,7 +19,6 @@ from enum import StrEnum
 from pathlib import Path
 
 from deploy.inventory import Access
-from deploy.preserve import PRESERVED_PREFIXES, top_level_blocks
 from deploy.session import DeployError, DeviceSession
 
 
@@ -126,8 +125,8 @@ class Fleet:
             self._close(live)
         return [i.result for i in live]
 
-    def backup(self, folder: Path, strip: Callable[[str, str], str]) -> list[DeviceResult]:
-        """Save every device's running config (device-local sections removed by `strip`) before touching any."""
+    def backup(self, folder: Path) -> list[DeviceResult]:
+        """Save every device's running config (without its device-local sections) before touching any."""
         live = self._live(self.targets)
         folder.mkdir(parents=True, exist_ok=True)
 
@@ -135,8 +134,7 @@ class Fleet:
             session = self.sessions(item.target.access)
             item.session = session
             session.open()
-            text = strip(item.target.access.kind, session.running_config())
-            (folder / f"{item.target.name}.cfg").write_text(text, encoding="utf-8")
+            (folder / f"{item.target.name}.cfg").write_text(session.backup(), encoding="utf-8")
             item.result.status = Status.UNCHANGED
             self.progress(item.target.name, "backed up")
 
@@ -221,12 +219,3 @@ def _discard(item: _Live) -> None:
 def _confirm(item: _Live) -> None:
     if item.session is not None:
         item.session.confirm()
-
-
-def strip_device_local(kind: str, running: str) -> str:
-    """A backup without the device-local blocks (accounts, secrets) that a replace carries over anyway."""
-    prefixes = PRESERVED_PREFIXES.get(kind)
-    if not prefixes:
-        return running
-    kept = [lines for header, lines in top_level_blocks(running) if not header.startswith(prefixes)]
-    return "\n".join(line for block in kept for line in block) + "\n"

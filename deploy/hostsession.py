@@ -55,6 +55,9 @@ class HostSession(DeviceSession):
                            expect=(IN_SYNC, DRIFT))
         return result.stdout
 
+    def backup(self) -> str:
+        raise DeployError(self.name, "hosts have no configuration to back up; their script is the source")
+
     def load(self, candidate: str, replace: bool = True) -> None:
         self.ssh.upload(candidate, f"{self._script}.candidate", mode=0o755)
         self._staged = candidate

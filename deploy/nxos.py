@@ -25,7 +25,7 @@ from netmiko.exceptions import NetmikoBaseException
 from paramiko.ssh_exception import SSHException
 
 from deploy.inventory import Transport
-from deploy.preserve import carry_preserved
+from deploy.preserve import carry_preserved, without_preserved
 from deploy.session import DeployError, DeviceSession
 
 # NAPALM's NX-OS drivers let NX-API, netmiko and paramiko errors through alongside their own.
@@ -71,6 +71,9 @@ class NxosSession(DeviceSession):
 
     def running_config(self) -> str:
         return str(self._device.get_config(retrieve="running")["running"])
+
+    def backup(self) -> str:
+        return without_preserved("nxos", self.running_config())
 
     def load(self, candidate: str, replace: bool = True) -> None:
         try:

@@ -52,3 +52,10 @@ def carry_preserved(platform: str, running: str, candidate: str) -> str:
     if body.endswith("\nend"):
         body, tail = body[: -len("\nend")], "\nend"
     return body + "\n" + "\n".join(carried) + tail + "\n"
+
+
+def without_preserved(platform: str, running: str) -> str:
+    """The running config minus the blocks a replace carries over (accounts and secrets among them)."""
+    prefixes = PRESERVED_PREFIXES[platform]
+    kept = [lines for header, lines in top_level_blocks(running) if not header.startswith(prefixes)]
+    return "\n".join(line for block in kept for line in block) + "\n"

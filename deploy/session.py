@@ -43,6 +43,11 @@ class DeviceSession(ABC):
         """The configuration the device runs now, as text (for backups and diffs)."""
 
     @abstractmethod
+    def backup(self) -> str:
+        """The running config without its device-local sections (accounts, password hashes, management
+        access): what a later replace restores, since a replace carries those sections over by itself."""
+
+    @abstractmethod
     def load(self, candidate: str, replace: bool = True) -> None:
         """Stage `candidate`: the whole truth (replace) or lines added to the running config (merge)."""
 

@@ -204,12 +204,27 @@ def _model_fields_at(root: type[BaseModel], path: Path) -> list[str] | None:
     for part in path:
         if isinstance(part, int):
             continue
+        mapping = _mapping_value(current)
+        if mapping is not None:  # a free-form key of a dict field, e.g. a device name
+            current = mapping
+            continue
         model = _as_model(current)
         if model is None or part not in model.model_fields:
             return None
         current = model.model_fields[part].annotation
     model = _as_model(current)
     return list(model.model_fields) if model is not None else None
+
+
+def _mapping_value(annotation: Any) -> Any:
+    """The value type of `dict[K, V]` (also inside `| None`), else None."""
+    if typing.get_origin(annotation) is dict:
+        return typing.get_args(annotation)[1]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        for arg in typing.get_args(annotation):
+            if typing.get_origin(arg) is dict:
+                return typing.get_args(arg)[1]
+    return None
 
 
 def _as_model(annotation: Any) -> type[BaseModel] | None:
@@ -235,6 +250,9 @@ _PATTERN_TEXT = {
 }
 
 
+_SECRET_KEYS = {"password", "passwd", "secret", "token", "api_key"}
+
+
 def _close_match(key: str | int, allowed: list[str]) -> str | None:
     close = difflib.get_close_matches(str(key), allowed, n=1)
     return close[0] if close else None
@@ -250,6 +268,8 @@ def _describe(root: type[BaseModel], error: ErrorDetails, path: Path) -> tuple[P
         allowed = _model_fields_at(root, path[:-1]) or []
         close = _close_match(key, allowed)
         hint = f"; did you mean '{close}'?" if close else ""
+        if str(key).lower() in _SECRET_KEYS:
+            hint = "; credentials never go in rocefab's files (use an environment variable, a file or a keyring)"
         return path, f"unknown key '{key}'{hint} (allowed here: {', '.join(allowed)})"
     if kind == "missing" and path and isinstance(path[-1], int):
         return path[:-1], f"too few items: item {path[-1]} is missing"

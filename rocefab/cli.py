@@ -19,6 +19,7 @@ from renderers.render import render_fabric
 from renderers.summary import bandwidth
 from rocefab import __version__, deploy_commands
 from rocefab.console import EXIT_INPUT, err, out
+from rocefab.lab_commands import lab_app
 from rocefab.pipeline_commands import check
 
 app = typer.Typer(
@@ -129,6 +130,7 @@ def version() -> None:
 app.command()(deploy_commands.diff)
 app.command()(deploy_commands.apply)
 app.command()(deploy_commands.rollback)
+app.add_typer(lab_app, name="lab")
 
 
 def main() -> None:

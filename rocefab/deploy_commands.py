@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from deploy.fleet import DeviceResult, Fleet, Status, Target, strip_device_local
+from deploy.fleet import DeviceResult, Fleet, Status, Target
 from deploy.inventory import CredentialError, Inventory, PasswordSource, load_inventory
 from deploy.targets import InventoryMismatch, build_targets, open_session, rollout_waves
 from models.loader import IntentLoadError
@@ -130,7 +130,7 @@ def apply(
     folder = backup_dir / dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     switches = [t for t in targets if t.access.kind != "host"]
     with _progress(len(switches), "backup") as progress:
-        backups = _run(progress, Fleet(switches, open_session, concurrency)).backup(folder, strip_device_local)
+        backups = _run(progress, Fleet(switches, open_session, concurrency)).backup(folder)
     if any(r.status is Status.FAILED for r in backups):
         _table(backups, f"backup to {folder} failed - nothing was changed")
         raise typer.Exit(EXIT_FINDINGS)
