@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -47,6 +48,9 @@ class FabricLab:
         self.devices: list[LabDevice] = []
 
     def start(self) -> None:
+        # Every lab starts from factory state: the sandboxes of an earlier lab in this folder go.
+        for sandbox in ("devices", "hosts"):
+            shutil.rmtree(self.folder / sandbox, ignore_errors=True)
         try:
             for switch in self.plan.switches:
                 self.devices.append(self._switch(switch))
