@@ -5,6 +5,7 @@ paid every time, as a user pays them. Run from the top of the checkout:
 
     python bench/bench.py                 # default sizes, 5 runs each
     python bench/bench.py --hosts 1024 --runs 3
+    python bench/bench.py --hosts --lab 202 --runs 3     # only the lab dry run of a ~200-device fabric
 """
 
 from __future__ import annotations
@@ -60,6 +61,63 @@ def tor_intent(hosts: int) -> dict:
     }
 
 
+def lab_intent(devices: int) -> dict:
+    """A mixed-vendor ToR fabric of about `devices` devices: 4 NX-OS spines, leaf pairs of 16 hosts each,
+    cycling through EOS, Cumulus and NX-OS pairs."""
+    pairs = max(1, (devices - 4) // 18)
+    models = ["DCS-7060DX5-64S", "SN5600", "N9K-C9364D-GX2A"]
+    return {
+        "fabric": {"name": f"lab{devices}"},
+        "vlans": [{"id": 101, "name": "rail0", "subnet": "10.128.0.0/12", "pair_prefix_length": 26}],
+        "underlay": {
+            "asn": {"spine": 65000, "leaf_first": 65101},
+            "loopback_subnet": "10.0.0.0/22",
+            "p2p_subnet": "10.1.0.0/16",
+            "peer_link_subnet": "10.255.0.0/20",
+        },
+        "management": {"subnet": "192.168.0.0/22", "gateway": "192.168.0.1"},
+        "topology": {
+            "spines": {"model": "N9K-C9364D-GX2A", "count": 4},
+            "leaf": {"uplinks_per_spine": 1, "uplink_speed_gbps": 400},
+            "leaf_pairs": [{"name": f"r{i + 1}", "model": models[i % 3], "hosts": 16} for i in range(pairs)],
+        },
+        "hosts": {
+            "bonds": [{"name": "bond0", "members": ["ens1f0np0", "ens1f1np1"], "rdma_device": "mlx5_bond_0",
+                       "speed_gbps": 400, "vlan": 101}],
+            "nccl": {"socket_ifname": "eno1"},
+        },
+    }
+
+
+def bench_lab_dry_run(devices: int, runs: int, concurrency: int) -> dict:
+    """Start a lab for a ~`devices`-device fabric, then time `rocefab apply --dry-run` against it."""
+    with tempfile.TemporaryDirectory(prefix="rocefab-bench-lab-") as tmp:
+        intent = Path(tmp) / "lab.yaml"
+        intent.write_text(yaml.safe_dump(lab_intent(devices), sort_keys=False))
+        folder = Path(tmp) / "lab"
+        cli = [sys.executable, "-m", "rocefab"]
+        subprocess.run([*cli, "lab", "up", str(intent), "--dir", str(folder)], check=True, capture_output=True)
+        try:
+            inventory = folder / "inventory.yaml"
+            count = len(yaml.safe_load(inventory.read_text())["devices"])
+            walls = []
+            for _ in range(runs):
+                start = time.perf_counter()
+                done = subprocess.run([*cli, "apply", str(intent), "-i", str(inventory), "--dry-run",
+                                       "-j", str(concurrency)], capture_output=True, text=True, check=False)
+                walls.append(time.perf_counter() - start)
+                summary = done.stdout.strip().splitlines()[-1]
+                if done.returncode != 0:
+                    raise SystemExit(f"dry run failed: {summary}\n{done.stderr[-2000:]}")
+            wall = statistics.median(walls)
+            print(f"lab dry run: {count} devices, concurrency {concurrency}: median {wall:.1f} s ({summary})",
+                  flush=True)
+            return {"stage": "lab-dry-run", "devices": count, "concurrency": concurrency,
+                    "median_s": round(wall, 2), "runs": runs, "result": summary}
+        finally:
+            subprocess.run([*cli, "lab", "down", "--dir", str(folder)], check=False, capture_output=True)
+
+
 def measure(stage: str, path: Path, out: Path) -> tuple[float, float]:
     """(wall seconds, peak RSS in MB) of one stage in a fresh interpreter, which reports its own peak."""
     code = STAGES[stage].format(path=str(path), out=str(out))
@@ -74,8 +132,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", type=int, nargs="*", default=[128, 512, 1024])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--lab", type=int, default=0, help="also time a lab dry run of about this many devices")
+    parser.add_argument("--concurrency", type=int, default=32)
     args = parser.parse_args()
-    rows = []
+    rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="rocefab-bench-") as tmp:
         for hosts in sorted(args.hosts):
             intent = tor_intent(hosts)
@@ -91,6 +151,8 @@ def main() -> None:
                              "files": files})
                 print(f"{hosts:>6} hosts  {stage:<9} median {wall:6.2f} s  peak RSS {rss:5.0f} MB"
                       + (f"  {files} files" if files else ""), flush=True)
+    if args.lab:
+        rows.append(bench_lab_dry_run(args.lab, args.runs, args.concurrency))
     print(json.dumps({"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                                   "platform": platform.platform()}, "rows": rows}, indent=1))
 

@@ -116,11 +116,17 @@ class Fleet:
     # --- commands --------------------------------------------------------------------------------------
 
     def dry_run(self) -> list[DeviceResult]:
-        """Stage, diff and discard on every device: nothing changes anywhere."""
+        """Stage, diff and discard on every device: nothing changes anywhere.
+
+        Switches go first and hosts after them: a host's check runs its whole script and keeps a CPU busy,
+        and a switch session waiting behind hundreds of those would only run into its own timeouts."""
         live = self._live(self.targets)
         try:
-            self._each(live, self._stage)
-            self._each([i for i in live if i.session is not None], _discard)
+            for group in ([i for i in live if i.target.access.kind != "host"],
+                          [i for i in live if i.target.access.kind == "host"]):
+                self._each(group, self._stage)
+                self._each([i for i in group if i.session is not None], _discard)
+                self._close(group)
         finally:
             self._close(live)
         return [i.result for i in live]
