@@ -183,8 +183,10 @@ class Fleet:
         def commit(item: _Live) -> None:
             assert item.session is not None
             window = confirm_seconds if item.session.commit_confirm else None
-            item.session.commit(confirm_seconds=window)
+            # From here the device may have changed, even if the commit fails half-way (a lost connection,
+            # a two-stage apply): a failure rolls it back to the restore point the commit itself set up.
             item.committed = True
+            item.session.commit(confirm_seconds=window)
             # Health check: the device must now run exactly the candidate.
             leftover = item.session.verify(item.target.candidate)
             if leftover:
@@ -200,7 +202,16 @@ class Fleet:
 
         def undo(item: _Live) -> None:
             assert item.session is not None
-            item.session.rollback()
+            try:
+                item.session.rollback()
+            except DeployError:
+                # The session may have died with the failure (a dropped connection): the restore point
+                # lives on the device, so a fresh session can still roll back to it.
+                with contextlib.suppress(Exception):
+                    item.session.close()
+                item.session = self.sessions(item.target.access)
+                item.session.open()
+                item.session.rollback()
             if item.result.status is not Status.FAILED:
                 item.result.status = Status.ROLLED_BACK
             self.progress(item.target.name, "rolled back")
@@ -211,9 +222,13 @@ class Fleet:
         # next run brings them wherever the fabric goes. Waves never mix them with switches.
         self._each([i for i in changing if i.committed and i.session and i.session.can_rollback], undo)
         for item in changing:
-            # Keep the original failure as the reason; a rolled-back device that did not fail says so.
             if item.target.name in failed:
-                item.result.status, item.result.error = failed[item.target.name]
+                # Keep the original failure as the reason, and say whether the device was put back.
+                status, error = failed[item.target.name]
+                undone = item.result.error != error and item.result.status is Status.FAILED
+                note = f"; rollback failed too: {item.result.error}" if undone else \
+                    "; rolled back" if item.committed and item.session and item.session.can_rollback else ""
+                item.result.status, item.result.error = status, f"{error}{note}"
         return False
 
 

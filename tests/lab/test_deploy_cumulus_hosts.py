@@ -140,3 +140,44 @@ def test_host_key_mismatch_is_refused(host: tuple[LinuxHost, LabSSHServer, Acces
                         "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n")
     with pytest.raises(DeployError, match="SSH to"):
         HostSession(replace(acc, known_hosts=stranger)).open()
+
+
+def test_nvue_replace_shows_removals(switch: tuple[LabSSHServer, Access]) -> None:
+    _, acc = switch
+    candidate = POD_FILES[("rack3-a", "nvue-yaml")]
+    with CumulusSession(acc) as session:
+        session.load(candidate)
+        session.commit()
+    smaller = candidate.replace("      pfc-watchdog:\n        polling-interval: 100\n        robustness: 3\n", "")
+    assert smaller != candidate
+    with CumulusSession(acc) as session:
+        session.load(smaller)
+        diff = session.diff()
+        session.discard()
+    assert "nv unset qos pfc-watchdog" in diff
+
+
+@pytest.mark.parametrize("after", [False, True])
+def test_nvue_connection_lost_at_apply_leaves_the_switch_fully_old(switch: tuple[LabSSHServer, Access],
+                                                                   after: bool) -> None:
+    server, acc = switch
+    device = server.device
+    assert isinstance(device, CumulusDevice)
+    before = repr(_applied(server))
+    # rack3-a needs a two-stage apply (breakouts first); its first apply loses the connection, before or
+    # after running. Either way the runner must not leave the breakouts-only half state behind.
+    device.faults.drop_on, device.faults.drop_after = r"^nv config apply -y$", after
+    results = Fleet([Target(acc, POD_FILES[("rack3-a", "nvue-yaml")])], CumulusSession).apply([["rack3-a"]], None)
+    assert results[0].status is Status.FAILED
+    assert repr(_applied(server)) == before, "fully old: the half-applied breakouts were rolled back"
+    assert "rolled back" in (results[0].error or "") or "rollback failed too" in (results[0].error or "")
+
+
+def test_host_missing_prerequisite_is_a_clear_failure(host: tuple[LinuxHost, LabSSHServer, Access]) -> None:
+    import shutil
+
+    device, _, acc = host
+    shutil.rmtree(device.sandbox / "sys" / "class" / "net" / "enp24s0f1np1")
+    results = Fleet([Target(acc, POD_FILES[("gpu001", "host-script")])], HostSession).dry_run()
+    assert results[0].status is Status.FAILED
+    assert "network interface 'enp24s0f1np1' does not exist" in (results[0].error or "")

@@ -178,3 +178,34 @@ def test_tls_is_verified_against_the_pinned_certificate(tmp_path: Path) -> None:
             assert "hostname leaf1-a" in session.running_config()
         with pytest.raises(DeployError, match=r"CERTIFICATE_VERIFY_FAILED|certificate verify failed"):
             EosSession(replace(trusted, ca_file=tmp_path / "other.pem")).open()
+
+
+def test_a_slow_device_fails_within_its_timeout(leaves: dict[str, EosServer]) -> None:
+    import time
+    from dataclasses import replace
+
+    server = leaves["leaf1-a"]
+    server.device.faults.delay_seconds = 5
+    started = time.monotonic()
+    results = Fleet([Target(replace(access(server, "leaf1-a"), timeout_s=1), CONFIGS["leaf1-a"])], EosSession).dry_run()
+    assert results[0].status is Status.FAILED
+    assert time.monotonic() - started < 4, "the inventory's timeout bounds every request"
+    server.device.faults.delay_seconds = 0
+
+
+def test_an_unreachable_device_fails_fast() -> None:
+    import socket
+    import time
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    dead = Access(
+        name="leaf9", kind="eos", host="127.0.0.1", transport=Transport.EAPI, port=port, ssh_port=22,
+        username="admin", password=Secret(PASSWORD), scheme="http", verify_tls=True, ca_file=None,
+        verify_host_key=True, known_hosts=Path("/nonexistent"), timeout_s=5, sudo=False,
+    )
+    started = time.monotonic()
+    results = Fleet([Target(dead, CONFIGS["leaf1-a"])], EosSession).dry_run()
+    assert results[0].status is Status.FAILED and "cannot open eAPI session" in (results[0].error or "")
+    assert time.monotonic() - started < 3
