@@ -13,8 +13,8 @@ from typing import Any, ClassVar
 
 import yaml
 
-from deploy.session import DeployError, DeviceSession
-from deploy.ssh import Result, SshConnection
+from deploy.session import DeployError
+from deploy.ssh import Result, SshDeviceSession
 from models.loader import load_yaml12
 
 # Files in the login's home directory on the switch (SFTP and exec both start there).
@@ -95,17 +95,10 @@ def _dump(tree: dict[str, Any]) -> str:
     return str(yaml.dump([{"set": tree}], Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000))
 
 
-class CumulusSession(DeviceSession):
+class CumulusSession(SshDeviceSession):
     commit_confirm: ClassVar[bool] = True
     native_diff: ClassVar[bool] = True
     can_rollback: ClassVar[bool] = True
-    _ssh: SshConnection | None = None
-
-    @property
-    def ssh(self) -> SshConnection:
-        if self._ssh is None:
-            raise DeployError(self.name, "session is not open")
-        return self._ssh
 
     def _nv(self, *args: str, expect: tuple[int, ...] = (0,)) -> Result:
         command = "nv " + " ".join(shlex.quote(a) for a in args)
@@ -116,8 +109,7 @@ class CumulusSession(DeviceSession):
         return result
 
     def open(self) -> None:
-        self._ssh = SshConnection(self.access)
-        self._ssh.open()
+        self._connect()
         self._candidate: dict[str, Any] | None = None
         self._previous: dict[str, Any] | None = None
         self._confirm_pending = False
@@ -197,8 +189,3 @@ class CumulusSession(DeviceSession):
     def _breakouts_applied(self) -> bool:
         return bool(self._previous is not None and self._candidate is not None
                     and breakout_only(self._previous, self._candidate))
-
-    def close(self) -> None:
-        if self._ssh is not None:
-            self._ssh.close()
-            self._ssh = None

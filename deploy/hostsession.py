@@ -10,31 +10,22 @@ from __future__ import annotations
 import shlex
 from typing import ClassVar
 
-from deploy.session import DeployError, DeviceSession
-from deploy.ssh import Result, SshConnection
+from deploy.session import DeployError
+from deploy.ssh import Result, SshDeviceSession
 
 REMOTE_DIR = "rocefab"
 IN_SYNC, DRIFT, PREREQUISITE_MISSING = 0, 1, 3
 
 
-class HostSession(DeviceSession):
+class HostSession(SshDeviceSession):
     commit_confirm: ClassVar[bool] = False
     native_diff: ClassVar[bool] = True
     can_rollback: ClassVar[bool] = False
-
-    _ssh: SshConnection | None = None
     _staged: str | None = None
 
-    @property
-    def ssh(self) -> SshConnection:
-        if self._ssh is None:
-            raise DeployError(self.name, "session is not open")
-        return self._ssh
-
     def open(self) -> None:
-        self._ssh = SshConnection(self.access)
-        self._ssh.open()
-        self._staged: str | None = None
+        self._connect()
+        self._staged = None
         self._run(f"mkdir -p {REMOTE_DIR}", expect=(0,))
 
     @property
@@ -94,8 +85,3 @@ class HostSession(DeviceSession):
 
     def rollback(self) -> None:
         raise DeployError(self.name, "host runtime settings cannot be rolled back; rerun the previous script")
-
-    def close(self) -> None:
-        if self._ssh is not None:
-            self._ssh.close()
-            self._ssh = None

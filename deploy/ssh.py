@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from abc import ABC
 from dataclasses import dataclass
 from io import BytesIO
 
 import paramiko
 
 from deploy.inventory import Access
-from deploy.session import DeployError
+from deploy.session import DeployError, DeviceSession
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,3 +65,24 @@ class SshConnection:
 
     def close(self) -> None:
         self.client.close()
+
+
+class SshDeviceSession(DeviceSession, ABC):
+    """A session that speaks to its device over one SSH connection (NVUE switches, hosts)."""
+
+    _ssh: SshConnection | None = None
+
+    @property
+    def ssh(self) -> SshConnection:
+        if self._ssh is None:
+            raise DeployError(self.name, "session is not open")
+        return self._ssh
+
+    def _connect(self) -> None:
+        self._ssh = SshConnection(self.access)
+        self._ssh.open()
+
+    def close(self) -> None:
+        if self._ssh is not None:
+            self._ssh.close()
+            self._ssh = None
