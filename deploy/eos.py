@@ -28,6 +28,9 @@ class EosSession(DeviceSession):
     commit_confirm: ClassVar[bool] = True
     native_diff: ClassVar[bool] = True
     can_rollback: ClassVar[bool] = True
+    # Abort configuration sessions a crashed run of ours (or any NAPALM client) left pending: while one is
+    # pending, every new one is refused. Off by default: someone else may be mid-change.
+    clear_stale_sessions: ClassVar[bool] = False
 
     def _tls_context(self) -> ssl.SSLContext:
         a = self.access
@@ -47,6 +50,15 @@ class EosSession(DeviceSession):
             self._device.open()
         except _CONNECT_ERRORS as exc:
             raise DeployError(self.name, f"cannot open eAPI session at {a.host}:{a.port}: {exc}") from None
+        if self.clear_stale_sessions:
+            self._abort_stale_sessions()
+
+    def _abort_stale_sessions(self) -> None:
+        node = self._device.device
+        sessions = node.run_commands(["show configuration sessions"], encoding="json")[0].get("sessions", {})
+        for name, info in sorted(sessions.items()):
+            if name.startswith("napalm_") and info.get("state") == "pending":
+                node.run_commands([f"configure session {name} abort"], encoding="text")
 
     def running_config(self) -> str:
         return str(self._device.get_config(retrieve="running")["running"])
@@ -61,6 +73,11 @@ class EosSession(DeviceSession):
                 self._device.load_replace_candidate(config=config)
             else:
                 self._device.load_merge_candidate(config=candidate)
+        except SessionLockedException as exc:
+            # napalm names its session before checking the lock; forget it, or close() aborts a session
+            # that never existed.
+            self._device.config_session = None
+            raise DeployError(self.name, f"configuration locked by another session: {exc}") from None
         except _LOAD_ERRORS as exc:
             raise DeployError(self.name, f"candidate refused: {exc}") from None
 

@@ -70,8 +70,9 @@ def _noop(device: str, event: str) -> None:
 
 class Fleet:
     def __init__(self, targets: Sequence[Target], sessions: SessionFactory, concurrency: int = 16,
-                 progress: Progress = _noop) -> None:
+                 progress: Progress = _noop, replace: bool = True) -> None:
         self.targets = list(targets)
+        self.replace = replace  # the candidate is the whole truth; False merges it into the running config
         self.sessions = sessions
         self.concurrency = max(1, concurrency)
         self.progress = progress
@@ -86,10 +87,11 @@ class Fleet:
     def _guard(self, item: _Live, step: Callable[[_Live], None]) -> None:
         try:
             step(item)
-        except DeployError as exc:
-            item.result.status, item.result.error = Status.FAILED, exc.message
-        except Exception as exc:
-            item.result.status, item.result.error = Status.FAILED, f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # one device's surprise must not kill the fan-out
+            message = exc.message if isinstance(exc, DeployError) else f"{type(exc).__name__}: {exc}"
+            # The first failure is the reason; a cleanup step failing after it must not hide it.
+            if item.result.status is not Status.FAILED:
+                item.result.status, item.result.error = Status.FAILED, message
         finally:
             item.result.seconds = time.monotonic() - item.started
 
@@ -97,7 +99,7 @@ class Fleet:
         session = self.sessions(item.target.access)
         item.session = session
         session.open()
-        session.load(item.target.candidate, replace=True)
+        session.load(item.target.candidate, replace=self.replace)
         item.result.diff = session.diff()
         item.result.status = Status.PENDING if item.result.diff else Status.UNCHANGED
         self.progress(item.target.name, "staged")

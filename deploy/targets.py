@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from deploy.cumulus import CumulusSession
 from deploy.eos import EosSession
@@ -32,6 +32,18 @@ class InventoryMismatch(Exception):
 
 def open_session(access: Access) -> DeviceSession:
     return SESSIONS[access.kind](access)
+
+
+class _ClearingEosSession(EosSession):
+    clear_stale_sessions = True
+
+
+def session_factory(clear_stale_sessions: bool = False) -> Callable[[Access], DeviceSession]:
+    """Sessions for each device kind; optionally EOS sessions that first abort stale NAPALM sessions."""
+    if not clear_stale_sessions:
+        return open_session
+    classes: dict[str, type[DeviceSession]] = {**SESSIONS, "eos": _ClearingEosSession}
+    return lambda access: classes[access.kind](access)
 
 
 def device_kinds(plan: FabricPlan) -> dict[str, str]:

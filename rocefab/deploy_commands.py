@@ -15,7 +15,7 @@ from rich.table import Table
 
 from deploy.fleet import DeviceResult, Fleet, Status, Target
 from deploy.inventory import CredentialError, Inventory, PasswordSource, load_inventory
-from deploy.targets import InventoryMismatch, build_targets, open_session, rollout_waves
+from deploy.targets import InventoryMismatch, build_targets, open_session, rollout_waves, session_factory
 from models.loader import IntentLoadError
 from renderers.plan import FabricPlan
 from renderers.render import render_fabric
@@ -25,6 +25,9 @@ from rocefab.pipeline_commands import checked_plan
 InventoryOpt = Annotated[Path, typer.Option("--inventory", "-i", help="inventory YAML: where each device is")]
 ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", "-j", min=1, max=256, help="devices at once")]
 OnlyOpt = Annotated[str | None, typer.Option("--only", help="comma-separated device names")]
+MergeOpt = Annotated[bool, typer.Option("--merge", help="add the rendered lines instead of replacing the config")]
+StaleOpt = Annotated[bool, typer.Option("--clear-stale-sessions",
+                                        help="EOS: abort pending NAPALM sessions a crashed run left behind")]
 _STYLE = {Status.UNCHANGED: "green", Status.PENDING: "yellow", Status.COMMITTED: "green",
           Status.ROLLED_BACK: "magenta", Status.NOT_STARTED: "dim", Status.FAILED: "bold red"}
 
@@ -89,16 +92,19 @@ def _table(results: Sequence[DeviceResult], title: str) -> None:
 
 
 def diff(intent: Annotated[Path, typer.Argument(help="intent YAML file")], inventory: InventoryOpt,
-         concurrency: ConcurrencyOpt = 16, only: OnlyOpt = None) -> None:
+         concurrency: ConcurrencyOpt = 16, only: OnlyOpt = None, merge: MergeOpt = False,
+         clear_stale_sessions: StaleOpt = False) -> None:
     """Show, per device, what applying the intent would change (rendered vs running). Changes nothing."""
-    _dry_run(intent, inventory, concurrency, only)
+    _dry_run(intent, inventory, concurrency, only, merge, clear_stale_sessions)
 
 
-def _dry_run(intent: Path, inventory_path: Path, concurrency: int, only: str | None) -> None:
+def _dry_run(intent: Path, inventory_path: Path, concurrency: int, only: str | None, merge: bool,
+             clear_stale: bool) -> None:
     plan = checked_plan(intent)
     targets = _targets(plan, _inventory(inventory_path), only)
     with _progress(len(targets), "dry run") as progress:
-        results = _run(progress, Fleet(targets, open_session, concurrency)).dry_run()
+        fleet = Fleet(targets, session_factory(clear_stale), concurrency, replace=not merge)
+        results = _run(progress, fleet).dry_run()
     _print_diffs(results)
     _table(results, "dry run: staged, diffed and discarded - nothing was changed")
     if any(r.status is Status.FAILED for r in results):
@@ -116,12 +122,15 @@ def apply(
         "rocefab-backups"),
     concurrency: ConcurrencyOpt = 16,
     only: OnlyOpt = None,
+    merge: MergeOpt = False,
+    clear_stale_sessions: StaleOpt = False,
 ) -> None:
     """Push the intent: back up every device, then canary, then the rest; commit with a revert window,
     health-check, confirm; on a failure roll the wave back and stop."""
     if dry_run:
-        _dry_run(intent, inventory, concurrency, only)
+        _dry_run(intent, inventory, concurrency, only, merge, clear_stale_sessions)
         return
+    sessions = session_factory(clear_stale_sessions)
     plan = checked_plan(intent)
     targets = _targets(plan, _inventory(inventory), only)
     names = {t.name for t in targets}
@@ -130,13 +139,14 @@ def apply(
     folder = backup_dir / dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     switches = [t for t in targets if t.access.kind != "host"]
     with _progress(len(switches), "backup") as progress:
-        backups = _run(progress, Fleet(switches, open_session, concurrency)).backup(folder)
+        backups = _run(progress, Fleet(switches, sessions, concurrency)).backup(folder)
     if any(r.status is Status.FAILED for r in backups):
         _table(backups, f"backup to {folder} failed - nothing was changed")
         raise typer.Exit(EXIT_FINDINGS)
     err.print(f"running configs of {len(switches)} switches saved in {folder}", markup=False)
     with _progress(len(targets) * 2, "apply") as progress:
-        results = _run(progress, Fleet(targets, open_session, concurrency)).apply(waves, confirm_s or None)
+        fleet = Fleet(targets, sessions, concurrency, replace=not merge)
+        results = _run(progress, fleet).apply(waves, confirm_s or None)
     _print_diffs([r for r in results if r.status in (Status.COMMITTED, Status.FAILED)])
     _table(results, f"apply in {len(waves)} wave(s): {' | '.join(str(len(w)) for w in waves)} devices")
     if any(r.status is Status.FAILED for r in results):

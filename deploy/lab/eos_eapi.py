@@ -92,6 +92,7 @@ class EosDevice:
         digest = hashlib.sha256(name.encode()).hexdigest()
         self.serial, self.mac = f"JPE{digest[:8].upper()}", "00:1c:73:" + ":".join(digest[i:i + 2] for i in (8, 10, 12))
         self._boot_mono, self._boot_epoch = time.monotonic(), time.time()
+        self._stale_planted = False  # the stale-session fault has left its session behind
 
     @property
     def hostname(self) -> str:
@@ -170,11 +171,15 @@ class EosDevice:
         for s in list(self.sessions.values()):
             if s.state == "pendingCommitTimer" and s.commit_by is not None and s.commit_by <= self.uptime():
                 self._expire(s.name)
+        # The fault leaves one pending session behind, once: a client that aborts it has really cleared it.
         stale = self.sessions.get("napalm_stale")
-        if self.faults.stale_session and (stale is None or stale.state != "pending"):
+        if self.faults.stale_session and not self._stale_planted:
             self.sessions["napalm_stale"] = Session("napalm_stale", self.running.copy(), "admin")
-        elif not self.faults.stale_session and stale is not None and stale.state == "pending":
-            del self.sessions["napalm_stale"]
+            self._stale_planted = True
+        elif not self.faults.stale_session:
+            self._stale_planted = False
+            if stale is not None and stale.state == "pending":
+                del self.sessions["napalm_stale"]
 
     def close(self) -> None:
         with self.lock:

@@ -209,3 +209,16 @@ def test_an_unreachable_device_fails_fast() -> None:
     results = Fleet([Target(dead, CONFIGS["leaf1-a"])], EosSession).dry_run()
     assert results[0].status is Status.FAILED and "cannot open eAPI session" in (results[0].error or "")
     assert time.monotonic() - started < 3
+
+
+def test_stale_session_lock_refused_then_cleared_on_request(leaves: dict[str, EosServer]) -> None:
+    from deploy.targets import session_factory
+
+    server = leaves["leaf1-a"]
+    server.device.faults.stale_session = True  # a pending napalm_stale session, as a crashed run leaves
+    target = Target(access(server, "leaf1-a"), CONFIGS["leaf1-a"])
+    # NAPALM waits ~10 s for the lock before giving up: the one slow test here.
+    locked = Fleet([target], session_factory()).dry_run()[0]
+    assert locked.status is Status.FAILED and "lock" in (locked.error or "").lower()
+    cleared = Fleet([target], session_factory(clear_stale_sessions=True)).dry_run()[0]
+    assert cleared.status is Status.PENDING, cleared.error

@@ -1,0 +1,34 @@
+"""Every device driver honours the one DeviceSession contract (after NAPALM's base-driver test)."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from deploy.session import DeviceSession
+from deploy.targets import SESSIONS, session_factory
+
+
+@pytest.mark.parametrize("kind", sorted(SESSIONS))
+def test_driver_implements_the_whole_contract(kind: str) -> None:
+    driver = SESSIONS[kind]
+    assert issubclass(driver, DeviceSession)
+    assert not inspect.isabstract(driver), f"{driver.__name__} leaves {sorted(driver.__abstractmethods__)} open"
+    for capability in ("commit_confirm", "native_diff", "can_rollback"):
+        assert isinstance(getattr(driver, capability), bool), f"{driver.__name__}.{capability}"
+    for name in DeviceSession.__abstractmethods__:
+        ours = inspect.signature(getattr(driver, name))
+        contract = inspect.signature(getattr(DeviceSession, name))
+        assert list(ours.parameters) == list(contract.parameters), f"{driver.__name__}.{name}{ours}"
+
+
+def test_drivers_without_rollback_never_share_a_wave_with_those_with_it() -> None:
+    # The fleet runner relies on it: a wave is all-transactional or all-idempotent.
+    assert {kind for kind, d in SESSIONS.items() if not d.can_rollback} == {"host"}
+
+
+def test_stale_session_clearing_is_opt_in() -> None:
+    assert not SESSIONS["eos"].clear_stale_sessions  # type: ignore[attr-defined]
+    factory = session_factory(clear_stale_sessions=True)
+    assert factory is not session_factory()
