@@ -16,7 +16,7 @@ import yaml
 
 from renderers.common import egress_queues, unused_children
 from renderers.natural import natural_key
-from renderers.plan import FabricPlan, PortRole, Role, Switch
+from renderers.plan import FabricPlan, PortRole, Switch
 from renderers.templating import header_lines, render
 
 BRIDGE = "br_default"
@@ -146,7 +146,7 @@ def _bgp(switch: Switch) -> Tree:
 def nvue_document(plan: FabricPlan, switch: Switch) -> Tree:
     """The `set` tree of the switch's NVUE configuration."""
     doc: Tree = {}
-    if switch.role is Role.LEAF:
+    if switch.vlans:
         doc["bridge"] = {"domain": {BRIDGE: {"vlan": {",".join(str(v) for v in switch.vlans): {}}}}}
     doc["interface"] = _interfaces(switch, plan.qos.watchdog_enabled)
     if switch.mlag is not None:

@@ -44,7 +44,7 @@ def _ethernets(switch: Switch) -> list[dict[str, Any]]:
     lags = {lag.name: lag.number for lag in switch.lags}
     rows = []
     for port in switch.ports:
-        routed = port.role in (PortRole.UPLINK, PortRole.DOWNLINK)
+        routed = port.ipv4 is not None or port.unnumbered
         rows.append({
             "name": port.name,
             "description": port.description,

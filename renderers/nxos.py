@@ -6,7 +6,7 @@ from typing import Any
 
 from renderers.common import DEFAULT_PRIORITY, dscps_by_priority, egress_queues
 from renderers.natural import natural_key
-from renderers.plan import FabricPlan, PortRole, Role, Switch
+from renderers.plan import FabricPlan, PortRole, Switch
 from renderers.templating import header_lines, render
 
 CLASSIFY_POLICY = "ROCE-CLASSIFY"
@@ -88,7 +88,7 @@ def _ethernets(switch: Switch) -> list[dict[str, Any]]:
         rows.append({
             "name": port.name,
             "description": port.description,
-            "routed": port.role in (PortRole.UPLINK, PortRole.DOWNLINK),
+            "routed": port.ipv4 is not None or port.unnumbered,
             # Members repeat their port-channel's switchport settings, as NX-OS keeps them in step.
             "access_vlan": lag.access_vlan if lag else None,
             "trunk_vlans": _trunk_vlans(switch) if lag and lag.role is PortRole.PEER_LINK else None,
@@ -123,7 +123,7 @@ def render_config(plan: FabricPlan, switch: Switch, target: str) -> str:
         "nxos/nxos.j2",
         header=header_lines(plan.source, target, switch.name),
         hostname=switch.name,
-        leaf=switch.role is Role.LEAF,
+        mlag_pair=switch.mlag is not None,
         breakouts=[{"cage": b.cage, "map": f"{b.child_speed_gbps}g-{b.factor}x"} for b in switch.breakouts],
         qos=_qos(plan, switch),
         pfc_watchdog=plan.qos.watchdog_enabled,

@@ -13,14 +13,15 @@ from typing import Any
 
 
 class Role(StrEnum):
+    SUPERSPINE = "superspine"
     SPINE = "spine"
     LEAF = "leaf"
 
 
 class PortRole(StrEnum):
     HOST = "host"  # leaf port facing a host NIC
-    UPLINK = "uplink"  # leaf port facing a spine
-    DOWNLINK = "downlink"  # spine port facing a leaf
+    UPLINK = "uplink"  # port facing the next tier up (leaf to spine, spine to super-spine)
+    DOWNLINK = "downlink"  # port facing the tier below (spine to leaf, super-spine to spine)
     PEER_LINK = "peer-link"  # leaf port facing its MLAG/vPC peer
 
 
@@ -147,7 +148,9 @@ class Switch:
     model: str
     platform: str
     release: str
-    pair: str | None
+    pair: str | None  # the leaf pair (ToR dual-homed designs)
+    pod: int | None  # the pod of a leaf or spine in a three-tier fabric
+    rail: int | None  # the NIC index a rail-optimized leaf serves
     asn: int
     loopback_ipv4: str
     mtu_bytes: int
@@ -182,10 +185,32 @@ class HostBond:
 
 
 @dataclass(frozen=True, slots=True)
+class HostNic:
+    """A single-port NIC routed to its own leaf (rail-optimized): a /31 with the leaf, no bond."""
+
+    netdev: str
+    rdma_device: str
+    speed_gbps: int
+    rail: int
+    switch: str
+    port: str
+    ipv4: str  # with prefix length
+    gateway: str  # the leaf's side of the /31
+    routes: tuple[str, ...]  # prefixes reached through this NIC's leaf
+    table: int  # routing table that keeps traffic sourced from this NIC on this NIC
+
+
+@dataclass(frozen=True, slots=True)
 class Host:
     name: str
-    pair: str
+    pair: str | None
+    pod: int | None
     bonds: tuple[HostBond, ...]
+    nics: tuple[HostNic, ...] = ()
+
+    @property
+    def rdma_devices(self) -> tuple[str, ...]:
+        return tuple(b.rdma_device for b in self.bonds) + tuple(n.rdma_device for n in self.nics)
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,8 @@ def check_plan(plan: FabricPlan) -> list[Finding]:
         if sw.pair:
             pairs.setdefault(sw.pair, []).append(sw.name)
     for host in plan.hosts:
+        if host.pair is None:
+            continue
         for bond in host.bonds:
             leaves = [m.switch for m in bond.members]
             if len(set(leaves)) != 2 or sorted(leaves) != sorted(pairs.get(host.pair, [])):

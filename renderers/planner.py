@@ -407,7 +407,7 @@ class _Planner:
                     f"{_address(net, FIRST_HOST_OFFSET + j)}/{net.prefixlen}", str(_address(net, 1)),
                     (str(vlans[bond.vlan].subnet),),
                 ))
-            hosts.append(Host(host, pair.name, tuple(host_bonds)))
+            hosts.append(Host(host, pair.name, None, tuple(host_bonds)))
         return hosts
 
     # --- finishing ----------------------------------------------------------------------------------------
@@ -423,6 +423,8 @@ class _Planner:
             platform=spec.key.value,
             release=spec.release,
             pair=d.pair,
+            pod=None,
+            rail=None,
             asn=d.asn,
             loopback_ipv4=f"{d.loopback}/32",
             mtu_bytes=min(self.intent.mtu.switch_bytes, spec.mtu_max_bytes),

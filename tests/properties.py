@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from models.loader import load_yaml12
 from renderers.configtext import parse_indented
-from renderers.plan import FabricPlan, PortRole, Switch
+from renderers.plan import FabricPlan, Switch
 from renderers.render import RenderedFile
 
 
@@ -48,7 +48,7 @@ def _eos(sw: Switch, text: str) -> SwitchQos:
         node = root.child(f"interface {port.name}")
         assert node is not None, f"{sw.name}: {port.name} missing"
         assert node.child("service-profile ROCE-LOSSLESS"), f"{sw.name} {port.name}: no lossless profile"
-        if port.role in (PortRole.UPLINK, PortRole.DOWNLINK):
+        if port.ipv4 or port.unnumbered:
             assert node.child(f"mtu {sw.mtu_bytes}"), f"{sw.name} {port.name}: routed port without jumbo MTU"
     for svi in root.starting("interface Vlan"):
         assert svi.child(f"mtu {sw.mtu_bytes}"), f"{sw.name} {svi.line}: SVI without jumbo MTU"
