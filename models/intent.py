@@ -12,7 +12,16 @@ from typing import Annotated, Literal
 
 # Strict numbers and booleans: "yes" is not true and "2" is not a number, whatever lax coercion would
 # make of them; YAML already gives real ints and booleans.
-from pydantic import Field, StrictBool, StrictInt, StringConstraints, field_validator, model_validator
+from pydantic import (
+    Discriminator,
+    Field,
+    StrictBool,
+    StrictInt,
+    StringConstraints,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
 from models.base import IntentModel
 from models.catalogue import Multihoming
@@ -117,8 +126,9 @@ class Vlan(IntentModel):
 
 
 class Asns(IntentModel):
-    spine: Asn = Field(description="shared by every spine")
+    spine: Asn = Field(description="shared by every spine (three tiers: spines of pod p take spine + p)")
     leaf_first: Asn = Field(description="first leaf ASN; leaves count up from here, one ASN each")
+    superspine: Asn | None = Field(None, description="shared by every super-spine; needed for three tiers")
 
 
 class Underlay(IntentModel):
@@ -126,7 +136,12 @@ class Underlay(IntentModel):
     ecmp_max_paths: StrictInt = Field(64, ge=1, le=128)
     loopback_subnet: IPv4Network = Field(description="router-id / loopback0 addresses, one /32 each")
     p2p_subnet: IPv4Network = Field(description="/31 leaf-spine links that cannot be unnumbered")
-    peer_link_subnet: IPv4Network = Field(description="/31 per leaf pair for the MLAG/vPC peer SVI")
+    peer_link_subnet: IPv4Network | None = Field(
+        None, description="/31 per leaf pair for the MLAG/vPC peer SVI (ToR dual-homed designs)"
+    )
+    host_subnet: IPv4Network | None = Field(
+        None, description="rail-optimized: a /31 per host NIC and its leaf port, one slice per rail"
+    )
     unnumbered: Literal["auto", "never"] = Field(
         "auto", description="auto: BGP unnumbered on links where both ends support it"
     )
@@ -186,10 +201,52 @@ class LeafPair(IntentModel):
 
 
 class Topology(IntentModel):
+    """Every leaf pair and the spine layer spelled out."""
+
     design: Literal["tor-dual-homed"] = "tor-dual-homed"
     spines: Spines
     leaf: LeafDefaults = LeafDefaults()
     leaf_pairs: tuple[LeafPair, ...] = Field(min_length=1)
+
+
+class TierModels(IntentModel):
+    leaf: str
+    spine: str
+    superspine: str | None = Field(None, description="default: the spine model")
+
+
+class ClosNames(IntentModel):
+    """Python format strings; n counts from 1 within each tier."""
+
+    leaf: str = "leaf{n:03d}"
+    spine: str = "spine{n:03d}"
+    superspine: str = "super{n:03d}"
+    pair: str = Field("rack{n:03d}", description="ToR dual-homed: leaf pairs, whose leaves get -a and -b")
+
+
+class Clos(IntentModel):
+    """A fabric sized from the cluster: rocefab derives the tiers, switch counts, pods, rails and cabling."""
+
+    design: Literal["tor-dual-homed", "rail-optimized"]
+    nodes: StrictInt = Field(ge=1, le=65536, description="GPU servers")
+    nics_per_node: StrictInt = Field(
+        ge=1, le=16, description="fabric NICs per server: rails (rail-optimized) or dual-port bonds (ToR)"
+    )
+    nic_speed_gbps: SpeedGbps
+    models: TierModels
+    oversubscription: Annotated[str, StringConstraints(pattern=r"^[1-9][0-9]*:[1-9][0-9]*$")] = Field(
+        "1:1", description="host bandwidth : uplink bandwidth on every leaf and spine"
+    )
+    uplink_speed_gbps: SpeedGbps | None = Field(None, description="default: the NIC speed")
+    pod_nodes: StrictInt | None = Field(None, ge=1, description="servers per pod; default: as many as fit")
+    spare_ports_per_leaf: StrictInt = Field(0, ge=0, le=256, description="ports kept free on every leaf")
+    tiers: Literal["auto", 2, 3] = Field("auto", description="auto: two tiers when one spine layer can connect")
+    names: ClosNames = ClosNames()
+
+    @property
+    def ratio(self) -> tuple[int, int]:
+        down, up = self.oversubscription.split(":")
+        return int(down), int(up)
 
 
 # --- hosts -----------------------------------------------------------------------------------------------
@@ -229,9 +286,17 @@ class Ethtool(IntentModel):
         return value
 
 
+class Nic(IntentModel):
+    """A single-port NIC of a rail-optimized server: NIC i cables to a leaf of rail i."""
+
+    netdev: NetdevName
+    rdma_device: RdmaDeviceName
+
+
 class Hosts(IntentModel):
     name_format: str = Field("gpu{n:03d}", description="Python format string; n counts from 1 across pairs")
-    bonds: tuple[Bond, ...] = Field(min_length=1)
+    bonds: tuple[Bond, ...] = Field((), description="ToR dual-homed: dual-port NICs bonded across a leaf pair")
+    nics: tuple[Nic, ...] = Field((), description="rail-optimized: one entry per rail, in rail order")
     nccl: Nccl
     ethtool: Ethtool = Ethtool()
 
@@ -244,6 +309,17 @@ class Management(IntentModel):
     first_offset: StrictInt = Field(10, ge=1, description="the first switch gets subnet address number first_offset")
 
 
+# Union tags: they show in pydantic's error locations, which the loader removes, so they cannot be keys.
+EXPLICIT_TAG, SIZED_TAG = "explicit-topology", "sized-topology"
+
+
+def _topology_kind(value: object) -> str:
+    """A topology that gives a node count is sized by rocefab; otherwise it lists its leaf pairs."""
+    if isinstance(value, dict):
+        return SIZED_TAG if "nodes" in value else EXPLICIT_TAG
+    return SIZED_TAG if isinstance(value, Clos) else EXPLICIT_TAG
+
+
 class Intent(IntentModel):
     """A lossless RoCEv2 training fabric: QoS, MTU, VLANs, underlay, topology and hosts."""
 
@@ -251,9 +327,12 @@ class Intent(IntentModel):
     fabric: FabricInfo
     qos: Qos = Qos()
     mtu: Mtu = Mtu()
-    vlans: tuple[Vlan, ...] = Field(min_length=1)
+    vlans: tuple[Vlan, ...] = Field((), description="training VLANs (ToR dual-homed designs)")
     underlay: Underlay
-    topology: Topology
+    topology: Annotated[
+        Annotated[Topology, Tag(EXPLICIT_TAG)] | Annotated[Clos, Tag(SIZED_TAG)],
+        Discriminator(_topology_kind),
+    ]
     hosts: Hosts
     management: Management | None = Field(
         None, description="switch management addresses; needed for vPC keepalives and MLAG backup links"

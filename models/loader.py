@@ -18,11 +18,13 @@ from pathlib import Path as FsPath
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Tag, ValidationError
 from pydantic_core import ErrorDetails
 
 from models.findings import Path, dotted
-from models.intent import Intent
+from models.intent import EXPLICIT_TAG, SIZED_TAG, Intent
+
+_UNION_TAGS = {EXPLICIT_TAG, SIZED_TAG}
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +206,10 @@ def _model_fields_at(root: type[BaseModel], path: Path) -> list[str] | None:
     for part in path:
         if isinstance(part, int):
             continue
+        member = _tagged_member(current, part)
+        if member is not None:  # pydantic's location names the union member it validated against
+            current = member
+            continue
         mapping = _mapping_value(current)
         if mapping is not None:  # a free-form key of a dict field, e.g. a device name
             current = mapping
@@ -214,6 +220,18 @@ def _model_fields_at(root: type[BaseModel], path: Path) -> list[str] | None:
         current = model.model_fields[part].annotation
     model = _as_model(current)
     return list(model.model_fields) if model is not None else None
+
+
+def _tagged_member(annotation: Any, tag: str | int) -> Any:
+    """The member of a tagged union (`Annotated[A, Tag(...)] | ...`) carrying `tag`, else None."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    for arg in typing.get_args(annotation):
+        if typing.get_origin(arg) is typing.Annotated and any(
+            isinstance(meta, Tag) and meta.tag == tag for meta in arg.__metadata__
+        ):
+            return typing.get_args(arg)[0]
+    return None
 
 
 def _mapping_value(annotation: Any) -> Any:
@@ -258,14 +276,14 @@ def _close_match(key: str | int, allowed: list[str]) -> str | None:
     return close[0] if close else None
 
 
-def _describe(root: type[BaseModel], error: ErrorDetails, path: Path) -> tuple[Path, str]:
-    """The path to report and the message, in the intent author's terms."""
+def _describe(root: type[BaseModel], error: ErrorDetails, path: Path, loc: Path) -> tuple[Path, str]:
+    """The path to report and the message, in the intent author's terms (`loc`: pydantic's own location)."""
     kind = error["type"]
     value = error.get("input")
     shown = f" (got {value!r})" if not isinstance(value, dict | list | tuple) else ""
     if kind == "extra_forbidden":
         key = path[-1] if path else "?"
-        allowed = _model_fields_at(root, path[:-1]) or []
+        allowed = _model_fields_at(root, loc[:-1]) or []
         close = _close_match(key, allowed)
         hint = f"; did you mean '{close}'?" if close else ""
         if str(key).lower() in _SECRET_KEYS:
@@ -295,7 +313,10 @@ def _describe(root: type[BaseModel], error: ErrorDetails, path: Path) -> tuple[P
 def _clean_loc(loc: tuple[Any, ...]) -> Path:
     # Pydantic adds markers such as '[key]' for dict-key errors or a validator name for
     # model-level errors; the user only knows their own keys.
-    return tuple(p for p in loc if isinstance(p, int) or (isinstance(p, str) and not p.startswith("[")))
+    return tuple(
+        p for p in loc
+        if isinstance(p, int) or (isinstance(p, str) and not p.startswith("[") and p not in _UNION_TAGS)
+    )
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -310,21 +331,21 @@ def validate_data(data: Any, source: SourceMap, model: type[M]) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raw = [(_clean_loc(e["loc"]), e) for e in exc.errors(include_url=False)]
+        raw = [(_clean_loc(e["loc"]), tuple(e["loc"]), e) for e in exc.errors(include_url=False)]
         # A container whose item failed is also reported as too short; the item's own error is the news.
-        deeper = {path[:i] for path, _ in raw for i in range(len(path))}
+        deeper = {path[:i] for path, _, _ in raw for i in range(len(path))}
         # A misspelt key also leaves its correct spelling missing; "did you mean" already says both.
         misspelt = {
             (*path[:-1], match)
-            for path, error in raw
+            for path, loc, error in raw
             if error["type"] == "extra_forbidden" and path
-            and (match := _close_match(path[-1], _model_fields_at(model, path[:-1]) or []))
+            and (match := _close_match(path[-1], _model_fields_at(model, loc[:-1]) or []))
         }
         errors = []
-        for path, error in raw:
+        for path, loc, error in raw:
             if (error["type"] == "too_short" and path in deeper) or (error["type"] == "missing" and path in misspelt):
                 continue
-            shown_path, message = _describe(model, error, path)
+            shown_path, message = _describe(model, error, path, loc)
             errors.append(LoadError(source.file, source.locate(shown_path), shown_path, message))
         errors.sort(key=lambda e: (e.position.line, e.position.col))
         raise IntentLoadError(errors) from None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from models.intent import Intent
+from models.intent import Intent, Topology
 
 
 class NameFormatError(ValueError):
@@ -24,6 +24,7 @@ def format_name(fmt: str, n: int) -> str:
 
 
 def spine_names(intent: Intent) -> list[str]:
+    assert isinstance(intent.topology, Topology), "sized fabrics name their switches in the planner"
     spines = intent.topology.spines
     if spines.names is not None:
         return list(spines.names)
@@ -32,6 +33,7 @@ def spine_names(intent: Intent) -> list[str]:
 
 def host_names_by_pair(intent: Intent) -> dict[str, list[str]]:
     """Host names per leaf pair; generated names count from 1 across pairs in intent order."""
+    assert isinstance(intent.topology, Topology), "sized fabrics name their hosts in the planner"
     result: dict[str, list[str]] = {}
     n = 0
     for pair in intent.topology.leaf_pairs:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from models.checks import addressing, hosts, qos, topology
+from models.checks import addressing, clos, hosts, qos, topology
 from models.findings import Finding
 from models.intent import Intent
 
@@ -12,6 +12,6 @@ __all__ = ["check_intent"]
 def check_intent(intent: Intent) -> list[Finding]:
     findings: list[Finding] = []
     # Topology first: the other checks skip models it has already reported as unknown.
-    for module in (topology, qos, addressing, hosts):
+    for module in (topology, clos, qos, addressing, hosts):
         findings.extend(module.check(intent))
     return findings

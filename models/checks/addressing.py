@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from ipaddress import IPv4Network
 
-from models.catalogue import lookup_model
-from models.checks.common import error, models_in_use
-from models.findings import Finding, Path
-from models.intent import Intent
+from models.checks.common import error, fabric_counts, leaf_models_in_use
+from models.findings import Finding, Path, dotted
+from models.intent import Clos, Intent
+from models.sizing import SizingError, size_clos
 
 # Per leaf pair and VLAN slice: network, broadcast, gateway VIP and one address per leaf.
 RESERVED_PER_SLICE = 5
@@ -19,26 +19,29 @@ def check(intent: Intent) -> list[Finding]:
 
 def _pools(intent: Intent) -> list[Finding]:
     u = intent.underlay
-    pools: list[tuple[Path, IPv4Network]] = [
+    named: list[tuple[Path, IPv4Network | None]] = [
         (("underlay", "loopback_subnet"), u.loopback_subnet),
         (("underlay", "p2p_subnet"), u.p2p_subnet),
         (("underlay", "peer_link_subnet"), u.peer_link_subnet),
+        (("underlay", "host_subnet"), u.host_subnet),
         *((("vlans", i, "subnet"), v.subnet) for i, v in enumerate(intent.vlans)),
+        (("management", "subnet"), intent.management.subnet if intent.management else None),
     ]
-    if intent.management is not None:
-        pools.append((("management", "subnet"), intent.management.subnet))
+    pools = [(path, net) for path, net in named if net is not None]
     found: list[Finding] = []
     for i, (path_a, net_a) in enumerate(pools):
         for path_b, net_b in pools[i + 1:]:
             if net_a.overlaps(net_b):
                 found.append(error(
                     "address-pool-overlap", path_b,
-                    f"{net_b} overlaps {net_a} ({'.'.join(map(str, path_a))})",
+                    f"{net_b} overlaps {net_a} ({dotted(path_a)})",
                     "every pool must be disjoint, or the same address is given out twice",
                 ))
 
-    pairs = len(intent.topology.leaf_pairs)
-    switches = intent.topology.spines.count + 2 * pairs
+    counts = fabric_counts(intent)
+    if counts is None:
+        return found  # the sizing check reports why
+    switches, pairs = counts.switches, counts.leaf_pairs
     # Loopbacks start at the pool's second address: the first reads like a network address.
     if u.loopback_subnet.num_addresses - 1 < switches:
         found.append(error(
@@ -46,12 +49,18 @@ def _pools(intent: Intent) -> list[Finding]:
             f"{u.loopback_subnet} holds {u.loopback_subnet.num_addresses - 1} loopback address(es) for "
             f"{switches} switches",
         ))
-    if u.peer_link_subnet.num_addresses < 2 * pairs:
-        found.append(error(
-            "address-pool-too-small", ("underlay", "peer_link_subnet"),
-            f"{u.peer_link_subnet} holds {u.peer_link_subnet.num_addresses // 2} /31 subnet(s) "
-            f"for {pairs} leaf pair(s)",
-        ))
+    if counts.uses_vlans:
+        if u.peer_link_subnet is None:
+            found.append(error(
+                "missing-address-pool", ("underlay", "peer_link_subnet"),
+                "leaf pairs need a peer_link_subnet for their peer SVI /31s",
+            ))
+        elif u.peer_link_subnet.num_addresses < 2 * pairs:
+            found.append(error(
+                "address-pool-too-small", ("underlay", "peer_link_subnet"),
+                f"{u.peer_link_subnet} holds {u.peer_link_subnet.num_addresses // 2} /31 subnet(s) "
+                f"for {pairs} leaf pair(s)",
+            ))
     mgmt = intent.management
     if mgmt is not None:
         if mgmt.gateway not in mgmt.subnet:
@@ -72,12 +81,10 @@ def _vlans(intent: Intent) -> list[Finding]:
     seen_ids: set[int] = set()
     seen_names: set[str] = set()
     # VLANs live on the leaves only; a spine's reserved range does not matter.
-    specs = {
-        model.spec.key: model.spec for path, model in models_in_use(intent) if path[:2] == ("topology", "leaf_pairs")
-    }
-    peer_vlans = _peer_vlans(intent)
-    pairs = intent.topology.leaf_pairs
-    hosts_most = max((p.host_count for p in pairs), default=0)
+    leaf_models = leaf_models_in_use(intent)
+    specs = {model.spec.key: model.spec for model in leaf_models}
+    peer_vlans = {model.spec.peer_vlan_default for model in leaf_models}
+    pair_count, hosts_most = _pairs_and_hosts(intent)
 
     for i, vlan in enumerate(intent.vlans):
         path = ("vlans", i)
@@ -112,10 +119,10 @@ def _vlans(intent: Intent) -> list[Finding]:
             ))
             continue
         slices = 2 ** (vlan.pair_prefix_length - vlan.subnet.prefixlen)
-        if slices < len(pairs):
+        if slices < pair_count:
             found.append(error(
                 "address-pool-too-small", (*path, "subnet"),
-                f"{vlan.subnet} yields {slices} /{vlan.pair_prefix_length} slices for {len(pairs)} leaf pairs",
+                f"{vlan.subnet} yields {slices} /{vlan.pair_prefix_length} slices for {pair_count} leaf pairs",
             ))
         capacity = 2 ** (32 - vlan.pair_prefix_length) - RESERVED_PER_SLICE
         if hosts_most > capacity:
@@ -127,10 +134,13 @@ def _vlans(intent: Intent) -> list[Finding]:
     return found
 
 
-def _peer_vlans(intent: Intent) -> set[int]:
-    found = set()
-    for pair in intent.topology.leaf_pairs:
-        model = lookup_model(pair.model)
-        if model is not None:
-            found.add(model.spec.peer_vlan_default)
-    return found
+def _pairs_and_hosts(intent: Intent) -> tuple[int, int]:
+    """Leaf pairs, and the most servers any one pair carries."""
+    topo = intent.topology
+    if isinstance(topo, Clos):
+        try:
+            size = size_clos(intent)
+        except SizingError:
+            return 0, 0
+        return size.pairs, size.nodes_per_leaf if size.design == "tor-dual-homed" else 0
+    return len(topo.leaf_pairs), max((p.host_count for p in topo.leaf_pairs), default=0)

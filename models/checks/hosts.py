@@ -6,7 +6,7 @@ from collections import Counter
 
 from models.checks.common import error, warning
 from models.findings import Finding
-from models.intent import Intent
+from models.intent import Clos, Intent
 
 # Variables rocefab derives from the QoS and bond settings; setting them by hand would let hosts and
 # switches disagree again.
@@ -17,9 +17,54 @@ DERIVED_NCCL_VARIABLES = {
 MIN_RECOMMENDED_NIC_GBPS = 200
 
 
+def _design(intent: Intent) -> list[Finding]:
+    """Dual-homed servers bond NIC pairs into VLANs; rail-optimized servers route one NIC per rail."""
+    topo, h = intent.topology, intent.hosts
+    rail = isinstance(topo, Clos) and topo.design == "rail-optimized"
+    found: list[Finding] = []
+    if rail:
+        assert isinstance(topo, Clos)
+        if h.bonds:
+            found.append(error("bonds-in-rail-design", ("hosts", "bonds"),
+                               "rail-optimized servers cable each NIC to its own rail leaf; they have no bonds",
+                               "list the NICs under hosts.nics, one per rail"))
+        if len(h.nics) != topo.nics_per_node:
+            found.append(error("nic-count-mismatch", ("hosts", "nics"),
+                               f"hosts.nics lists {len(h.nics)} NICs but topology.nics_per_node is "
+                               f"{topo.nics_per_node}",
+                               "name every rail's NIC, in rail order"))
+        if intent.underlay.host_subnet is None:
+            found.append(error("missing-address-pool", ("underlay", "host_subnet"),
+                               "rail-optimized servers need underlay.host_subnet for their NICs' /31s"))
+        elif topo.nics_per_node and intent.underlay.host_subnet.num_addresses < 2 * topo.nodes * topo.nics_per_node:
+            found.append(error("address-pool-too-small", ("underlay", "host_subnet"),
+                               f"{intent.underlay.host_subnet} cannot give {topo.nodes * topo.nics_per_node} "
+                               "NICs a /31 each"))
+        for i, nic in enumerate(h.nics):
+            if [n.netdev for n in h.nics].count(nic.netdev) > 1:
+                found.append(error("duplicate-nic", ("hosts", "nics", i, "netdev"), f"{nic.netdev} is listed twice"))
+            if [n.rdma_device for n in h.nics].count(nic.rdma_device) > 1:
+                found.append(error("duplicate-rdma-device", ("hosts", "nics", i, "rdma_device"),
+                                   f"{nic.rdma_device} is listed twice"))
+        return found
+    if h.nics:
+        found.append(error("nics-in-tor-design", ("hosts", "nics"),
+                           "dual-homed servers bond dual-port NICs across their leaf pair",
+                           "describe them under hosts.bonds"))
+    if not h.bonds:
+        found.append(error("missing-bonds", ("hosts", "bonds"), "dual-homed servers need at least one bond"))
+    if isinstance(topo, Clos) and h.bonds and len(h.bonds) != topo.nics_per_node:
+        found.append(error("nic-count-mismatch", ("hosts", "bonds"),
+                           f"hosts.bonds lists {len(h.bonds)} bonds but topology.nics_per_node is "
+                           f"{topo.nics_per_node}"))
+    if not intent.vlans:
+        found.append(error("missing-vlans", ("vlans",), "dual-homed servers need at least one training VLAN"))
+    return found
+
+
 def check(intent: Intent) -> list[Finding]:
     h = intent.hosts
-    found: list[Finding] = []
+    found: list[Finding] = _design(intent)
     vlan_ids = {v.id for v in intent.vlans}
 
     names = Counter(b.name for b in h.bonds)
@@ -48,7 +93,7 @@ def check(intent: Intent) -> list[Finding]:
         if bond.vlan not in vlan_ids:
             found.append(error(
                 "unknown-vlan", (*path, "vlan"), f"bond {bond.name} uses VLAN {bond.vlan}, which vlans does not define",
-                "defined: " + ", ".join(str(v) for v in sorted(vlan_ids)),
+                "defined: " + (", ".join(str(v) for v in sorted(vlan_ids)) or "none"),
             ))
         if bond.speed_gbps < MIN_RECOMMENDED_NIC_GBPS:
             found.append(warning(

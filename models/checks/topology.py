@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from models.catalogue import MODELS, lookup_model
-from models.checks.common import error, warning
+from models.checks.common import error, fabric_counts, warning
 from models.findings import Finding, Path, dotted
-from models.intent import Intent
+from models.intent import Clos, Intent, Topology
 from models.naming import NameFormatError, host_names_by_pair, spine_names
+from models.sizing import size_clos
 
 _ASN_MAX = 4_294_967_294
 
 
 def check(intent: Intent) -> list[Finding]:
     topo = intent.topology
+    if not isinstance(topo, Topology):
+        return _asns(intent)  # a sized fabric's tiers are judged by the design checks
     found: list[Finding] = []
     known = ", ".join(MODELS)
 
@@ -66,6 +69,7 @@ def check(intent: Intent) -> list[Finding]:
 def _names(intent: Intent) -> list[Finding]:
     found: list[Finding] = []
     topo = intent.topology
+    assert isinstance(topo, Topology)
     try:
         spines = spine_names(intent)
     except NameFormatError as exc:
@@ -110,15 +114,36 @@ def _names(intent: Intent) -> list[Finding]:
 
 def _asns(intent: Intent) -> list[Finding]:
     asn = intent.underlay.asn
-    leaves = 2 * len(intent.topology.leaf_pairs)
+    counts = fabric_counts(intent)
+    if counts is None:
+        return []
+    topo = intent.topology
+    if isinstance(topo, Clos):
+        size = size_clos(intent)  # it sizes: fabric_counts said so
+        leaves, pods = size.leaves, size.pods if size.tiers == 3 else 0
+    else:
+        leaves, pods = 2 * len(topo.leaf_pairs), 0
     last = asn.leaf_first + leaves - 1
     found = []
-    if asn.leaf_first <= asn.spine <= last:
+    spine_asns = range(asn.spine, asn.spine + max(pods, 1))
+    if any(asn.leaf_first <= a <= last for a in spine_asns):
+        spine_text = f"ASN {asn.spine}" if len(spine_asns) == 1 else f"ASNs {asn.spine}-{spine_asns[-1]}"
         found.append(error(
             "duplicate-asn", ("underlay", "asn", "spine"),
-            f"spine ASN {asn.spine} falls inside the leaf ASN range {asn.leaf_first}-{last}",
+            f"spine {spine_text} falls inside the leaf ASN range {asn.leaf_first}-{last}",
             "leaves would drop routes through the spines as AS-path loops",
         ))
+    if pods:
+        if asn.superspine is None:
+            found.append(error(
+                "missing-asn", ("underlay", "asn"),
+                "a three-tier fabric needs underlay.asn.superspine for its super-spines",
+            ))
+        elif asn.superspine in spine_asns or asn.leaf_first <= asn.superspine <= last:
+            found.append(error(
+                "duplicate-asn", ("underlay", "asn", "superspine"),
+                f"super-spine ASN {asn.superspine} is also a spine or leaf ASN",
+            ))
     if last > _ASN_MAX:
         found.append(error(
             "asn-range-overflow", ("underlay", "asn", "leaf_first"),
