@@ -114,9 +114,17 @@ def _construct_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
 _Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
+class _FastYaml12Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """The same YAML 1.2 scalars on libyaml's parser: large rendered documents load several times faster."""
+
+
+_FastYaml12Loader.yaml_implicit_resolvers = _Yaml12Loader.yaml_implicit_resolvers
+_FastYaml12Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
+
 def load_yaml12(text: str) -> Any:
-    """Plain YAML load with YAML 1.2 booleans (NVUE documents say `on`, which must stay a string)."""
-    return yaml.load(text, Loader=_Yaml12Loader)
+    """Plain YAML load with YAML 1.2 scalars (NVUE documents say `on`, which must stay a string)."""
+    return yaml.load(text, Loader=_FastYaml12Loader)
 
 
 def _position(node: yaml.Node) -> Position:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from renderers.plan import FabricPlan, Host
+from renderers.plan import FabricPlan, Host, HostNic
 from renderers.templating import header_lines, render
 
 TARGET = "Linux with NVIDIA ConnectX (MLNX_OFED/DOCA mlx5 driver), bash 4+"
@@ -20,6 +20,7 @@ def _context(plan: FabricPlan, host: Host) -> dict[str, object]:
         "host": host.name,
         "script_name": script_name(host),
         "bonds": host.bonds,
+        "nics": [_nic_view(nic) for nic in host.nics],
         "mtu": profile.mtu_bytes,
         "rx_ring": profile.rx_ring,
         "tx_ring": profile.tx_ring,
@@ -34,6 +35,12 @@ def _context(plan: FabricPlan, host: Host) -> dict[str, object]:
         "gid_index": dict(profile.nccl_env).get("NCCL_IB_GID_INDEX"),
         "nccl_env": profile.nccl_env,
     }
+
+
+def _nic_view(nic: HostNic) -> dict[str, object]:
+    view = {name: getattr(nic, name) for name in nic.__dataclass_fields__}
+    view["source"] = nic.ipv4.split("/")[0]
+    return view
 
 
 def render_script(plan: FabricPlan, host: Host) -> str:

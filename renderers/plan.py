@@ -196,8 +196,9 @@ class HostNic:
     port: str
     ipv4: str  # with prefix length
     gateway: str  # the leaf's side of the /31
-    routes: tuple[str, ...]  # prefixes reached through this NIC's leaf
-    table: int  # routing table that keeps traffic sourced from this NIC on this NIC
+    routes: tuple[str, ...]  # main table: this rail's prefix, reached through this NIC's leaf
+    table: int  # a routing table of its own, so traffic sourced from this NIC leaves by this NIC
+    table_routes: tuple[str, ...]  # what that table routes through the leaf: every rail's addresses
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ def check_plan(plan: FabricPlan) -> list[Finding]:
     # Both ends of every cable must run the same speed: a host NIC port, or a switch port.
     speed_of = {(sw.name, p.name): p.speed_gbps for sw in plan.switches for p in sw.ports}
     speed_of.update({(h.name, m.netdev): b.speed_gbps for h in plan.hosts for b in h.bonds for m in b.members})
+    speed_of.update({(h.name, n.netdev): n.speed_gbps for h in plan.hosts for n in h.nics})
     for link in plan.links:
         for end in (link.a, link.b):
             speed = speed_of.get((end.device, end.port))

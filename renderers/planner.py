@@ -7,7 +7,7 @@ from ipaddress import IPv4Address, IPv4Network
 
 from models.catalogue import Multihoming, SwitchModel, lookup_model
 from models.findings import Finding, Path, Severity
-from models.intent import Intent, LeafPair
+from models.intent import Clos, Intent, LeafPair, PortOverrides, Topology
 from models.naming import host_names_by_pair, spine_names
 from renderers.natural import natural_key
 from renderers.plan import (
@@ -41,6 +41,10 @@ PEER_LINK_LAG_NUMBER = 1000
 MLAG_MAC_PREFIX = "44:38:39:ff"  # Cumulus reserved MLAG system-MAC range
 
 
+# BGP peer group a neighbor of each tier belongs to.
+_GROUP = {Role.SUPERSPINE: "SUPERSPINES", Role.SPINE: "SPINES", Role.LEAF: "LEAVES"}
+
+
 class PlanningError(Exception):
     def __init__(self, findings: list[Finding]) -> None:
         super().__init__("; ".join(f.message for f in findings))
@@ -65,6 +69,25 @@ class _SwitchDraft:
     networks: list[str]
     mlag: Mlag | None = None
     management: Management | None = None
+    pod: int | None = None
+    rail: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PairSpec:
+    """Everything one leaf pair's planning needs, whether the intent listed the pair or rocefab sized it."""
+
+    index: int  # the pair's position in the fabric: VLAN slices, MLAG domain and MAC follow it
+    name: str
+    model: SwitchModel
+    multihoming: Multihoming
+    host_names: list[str]
+    uplink_speed: int
+    uplinks_per_spine: int
+    peer_speed: int
+    peer_links: int
+    overrides: PortOverrides
+    overrides_path: Path
 
 
 def _address(net: IPv4Network, offset: int) -> IPv4Address:
@@ -104,20 +127,26 @@ def plan_qos(intent: Intent) -> Qos:
     )
 
 
-class _Planner:
+class _PlannerBase:
+    """Building blocks every planner shares: switches, fabric links, leaf pairs, hosts and the final plan."""
+
     def __init__(self, intent: Intent, source: Source) -> None:
         self.intent = intent
         self.source = source
         self.findings: list[Finding] = []
         self.links: list[Link] = []
         self.p2p_next = 0
+        self.switch_index = 0  # loopback and management addresses follow the order switches are created
 
     def fail(self, exc: AllocationError, path: Path) -> None:
         self.findings.append(Finding(exc.code, Severity.ERROR, exc.path or path, exc.message, exc.hint))
 
     # --- devices ------------------------------------------------------------------------------------------
 
-    def _draft(self, name: str, role: Role, model: SwitchModel, pair: str | None, asn: int, index: int) -> _SwitchDraft:
+    def _draft(self, name: str, role: Role, model: SwitchModel, asn: int, *, pair: str | None = None,
+               pod: int | None = None, rail: int | None = None) -> _SwitchDraft:
+        index = self.switch_index
+        self.switch_index += 1
         lo = _address(self.intent.underlay.loopback_subnet, index + 1)
         mgmt = None
         m = self.intent.management
@@ -129,138 +158,42 @@ class _Planner:
             )
         return _SwitchDraft(
             name, role, model, pair, asn, lo, PortAllocator(model, name), [], [], [], [], [f"{lo}/32"],
-            management=mgmt,
-        )
-
-    def build(self) -> FabricPlan:
-        intent = self.intent
-        topo = intent.topology
-        spine_model = lookup_model(topo.spines.model)
-        assert spine_model is not None, "check_intent reports unknown models before planning"
-        spines = [
-            self._draft(name, Role.SPINE, spine_model, None, intent.underlay.asn.spine, i)
-            for i, name in enumerate(spine_names(intent))
-        ]
-        try:
-            self._check_spine_capacity(spine_model)
-        except AllocationError as exc:
-            self.fail(exc, ("topology", "leaf", "uplinks_per_spine"))
-            raise PlanningError(self.findings) from None
-        hosts_by_pair = host_names_by_pair(intent)
-        index = len(spines)
-        leaves: list[_SwitchDraft] = []
-        hosts: list[Host] = []
-        for p, pair in enumerate(topo.leaf_pairs):
-            model = lookup_model(pair.model)
-            assert model is not None
-            pair_leaves = [
-                self._draft(
-                    leaf_name, Role.LEAF, model, pair.name, intent.underlay.asn.leaf_first + 2 * p + side,
-                    index + side,
-                )
-                for side, leaf_name in enumerate(pair.leaf_names)
-            ]
-            index += 2
-            leaves += pair_leaves
-            try:
-                hosts += self._plan_pair(p, pair, pair_leaves, spines, hosts_by_pair[pair.name])
-            except AllocationError as exc:
-                self.fail(exc, ("topology", "leaf_pairs", p))
-        if self.findings:
-            raise PlanningError(self.findings)
-        return FabricPlan(
-            source=self.source,
-            qos=plan_qos(intent),
-            vlans=tuple(Vlan(v.id, v.name, str(v.subnet)) for v in sorted(intent.vlans, key=lambda v: v.id)),
-            switches=tuple(self._freeze(d) for d in (*spines, *leaves)),
-            hosts=tuple(hosts),
-            links=tuple(self.links),
-            host_profile=self._host_profile(),
+            management=mgmt, pod=pod, rail=rail,
         )
 
     # --- one leaf pair ------------------------------------------------------------------------------------
 
-    def _plan_pair(
-        self, p: int, pair: LeafPair, leaves: list[_SwitchDraft], spines: list[_SwitchDraft], host_names: list[str]
-    ) -> list[Host]:
+    def _plan_pair(self, pair: PairSpec, leaves: list[_SwitchDraft], spines: list[_SwitchDraft]) -> list[Host]:
         intent = self.intent
-        leaf_defaults = intent.topology.leaf
-        model = leaves[0].model
-        spec = model.spec
-        overrides = pair.ports or leaf_defaults.ports
-        overrides_path: Path = ("topology", "leaf_pairs", p, "ports") if pair.ports else ("topology", "leaf", "ports")
-        peer_speed = leaf_defaults.peer_link_speed_gbps or max(g.speed_gbps for g in model.cage_groups)
-        uplink_speed = leaf_defaults.uplink_speed_gbps or self._common_speed(model, spines[0].model)
-        uplink_count = len(spines) * leaf_defaults.uplinks_per_spine
-
+        overrides, path = pair.overrides, pair.overrides_path
+        uplink_count = len(spines) * pair.uplinks_per_spine
         # Both leaves of a pair are the same model and take the same requests, so they get identical ports.
         allocations = []
         for leaf in leaves:
             alloc = leaf.allocator
             if overrides.peer_link_cages is not None:
-                peer = _explicit(alloc, peer_speed, leaf_defaults.peer_link_links, overrides.peer_link_cages,
-                                 "the peer link", (*overrides_path, "peer_link_cages"))
+                peer = _explicit(alloc, pair.peer_speed, pair.peer_links, overrides.peer_link_cages,
+                                 "the peer link", (*path, "peer_link_cages"))
             else:
-                peer = alloc.reserve_top(peer_speed, leaf_defaults.peer_link_links, "the peer link")
+                peer = alloc.reserve_top(pair.peer_speed, pair.peer_links, "the peer link")
             if overrides.uplink_cages is not None:
-                up = _explicit(alloc, uplink_speed, uplink_count, overrides.uplink_cages, "spine uplinks",
-                               (*overrides_path, "uplink_cages"))
+                up = _explicit(alloc, pair.uplink_speed, uplink_count, overrides.uplink_cages, "spine uplinks",
+                               (*path, "uplink_cages"))
             else:
-                up = alloc.reserve_top(uplink_speed, uplink_count, "spine uplinks")
+                up = alloc.reserve_top(pair.uplink_speed, uplink_count, "spine uplinks")
             first = overrides.host_cages_from or 1
             host_ports: list[list[Port]] = []
-            for host in host_names:
+            for host in pair.host_names:
                 host_ports.append([
                     alloc.take(bond.speed_gbps, 1, alloc.ascending_cages(first), f"host {host} {bond.name}")[0]
                     for bond in intent.hosts.bonds
                 ])
             allocations.append((peer, up, host_ports))
 
-        multihoming = pair.multihoming or spec.multihoming[0]
-        self._peer_link(p, pair, leaves, [a[0] for a in allocations], multihoming)
+        self._peer_link(pair, leaves, [a[0] for a in allocations])
         for leaf, (_, up, _) in zip(leaves, allocations, strict=True):
-            self._uplinks(leaf, up, spines)
-        return self._hosts(p, pair, leaves, [a[2] for a in allocations], host_names)
-
-    def _check_spine_capacity(self, spine: SwitchModel) -> None:
-        """Every leaf connects to every spine, so each spine needs leaves x uplinks_per_spine downlinks,
-        however many spines there are. Say so once, with what would fit, instead of failing leaf by leaf."""
-        topo = self.intent.topology
-        per_spine = topo.leaf.uplinks_per_spine
-        demand: dict[int, int] = {}
-        for pair in topo.leaf_pairs:
-            leaf = lookup_model(pair.model)
-            assert leaf is not None
-            speed = topo.leaf.uplink_speed_gbps or self._common_speed(leaf, spine)
-            demand[speed] = demand.get(speed, 0) + 2 * per_spine
-        if len(demand) != 1:
-            return  # mixed uplink speeds share cages; the port allocator judges those
-        ((speed, needed),) = demand.items()
-        capacity = spine.port_capacity(speed)
-        if needed <= capacity:
-            return
-        if capacity == 0:
-            raise AllocationError(
-                "speed-unsupported",
-                f"{spine.name} spines cannot run {speed}G ports",
-                "speeds it offers: " + ", ".join(f"{s}G" for s in spine.speeds_gbps()),
-                path=("topology", "leaf", "uplink_speed_gbps"),
-            )
-        leaves = 2 * len(topo.leaf_pairs)
-        options = []
-        if capacity >= leaves:
-            fewer = capacity // leaves
-            spines_needed = -(-topo.spines.count * per_spine // fewer)
-            options.append(f"uplinks_per_spine {fewer} with {spines_needed} spines keeps the uplink bandwidth")
-        options += [f"{s}G uplinks ({spine.port_capacity(s)} ports)" for s in spine.speeds_gbps()
-                    if s < speed and spine.port_capacity(s) >= needed]
-        options.append("a spine model with more ports, or a three-tier (super-spine) design")
-        raise AllocationError(
-            "spine-ports-exhausted",
-            f"each spine needs {needed} x {speed}G downlinks ({leaves} leaves x {per_spine} uplinks per spine), "
-            f"but a {spine.name} offers {capacity}",
-            "what would fit: " + "; ".join(options),
-        )
+            self._uplinks(leaf, up, spines, pair.uplinks_per_spine)
+        return self._hosts(pair, leaves, [a[2] for a in allocations])
 
     def _common_speed(self, leaf: SwitchModel, spine: SwitchModel) -> int:
         common = set(leaf.speeds_gbps()) & set(spine.speeds_gbps())
@@ -272,11 +205,11 @@ class _Planner:
             )
         return max(common)
 
-    def _peer_link(
-        self, p: int, pair: LeafPair, leaves: list[_SwitchDraft], ports: list[list[Port]], kind: Multihoming
-    ) -> None:
+    def _peer_link(self, pair: PairSpec, leaves: list[_SwitchDraft], ports: list[list[Port]]) -> None:
         spec = leaves[0].model.spec
+        p, kind = pair.index, pair.multihoming
         net = self.intent.underlay.peer_link_subnet
+        assert net is not None, "the addressing checks require a peer_link_subnet for leaf pairs"
         addresses = [_address(net, 2 * p), _address(net, 2 * p + 1)]
         mgmt = [leaf.management.ipv4.split("/")[0] if leaf.management else None for leaf in leaves]
         for side, leaf in enumerate(leaves):
@@ -321,51 +254,54 @@ class _Planner:
                     str(IPv4Network(f"{addresses[side]}/31", strict=False)), peer_link=True,
                 ))
 
-    def _uplinks(self, leaf: _SwitchDraft, ports: list[Port], spines: list[_SwitchDraft]) -> None:
-        per_spine = self.intent.topology.leaf.uplinks_per_spine
+    def _uplinks(self, leaf: _SwitchDraft, ports: list[Port], spines: list[_SwitchDraft], per_spine: int) -> None:
+        """Uplink i of a leaf (or spine) goes to the (i // per_spine)-th switch of the tier above."""
         for i, mine in enumerate(ports):
-            spine = spines[i // per_spine]
-            theirs = spine.allocator.take(mine.speed_gbps, 1, spine.allocator.ascending_cages(),
+            upper = spines[i // per_spine]
+            theirs = upper.allocator.take(mine.speed_gbps, 1, upper.allocator.ascending_cages(),
                                           f"downlink to {leaf.name}")[0]
-            unnumbered = (
-                self.intent.underlay.unnumbered == "auto"
-                and leaf.model.spec.bgp_unnumbered
-                and spine.model.spec.bgp_unnumbered
-            )
-            leaf_ip = spine_ip = None
-            if not unnumbered:
-                net = self.intent.underlay.p2p_subnet
-                if 2 * self.p2p_next + 1 >= net.num_addresses:
-                    raise AllocationError("address-pool-too-small",
-                                          f"underlay.p2p_subnet {net} ran out of /31s", "use a larger p2p_subnet")
-                spine_addr, leaf_addr = _address(net, 2 * self.p2p_next), _address(net, 2 * self.p2p_next + 1)
-                self.p2p_next += 1
-                spine_ip, leaf_ip = f"{spine_addr}/31", f"{leaf_addr}/31"
-            leaf.ports.append(SwitchPort(
-                mine.name, mine.cage, PortRole.UPLINK, mine.speed_gbps, mine.lanes, mine.broken_out,
-                Endpoint(spine.name, theirs.name), f"{spine.name} {theirs.name}", leaf_ip, unnumbered,
-            ))
-            spine.ports.append(SwitchPort(
-                theirs.name, theirs.cage, PortRole.DOWNLINK, theirs.speed_gbps, theirs.lanes, theirs.broken_out,
-                Endpoint(leaf.name, mine.name), f"{leaf.name} {mine.name}", spine_ip, unnumbered,
-            ))
-            leaf.neighbors.append(BgpNeighbor(
-                spine.name, spine.asn, f"{spine.name} {theirs.name}", "SPINES",
-                interface=mine.name if unnumbered else None,
-                address=None if unnumbered else spine_ip.split("/")[0] if spine_ip else None,
-            ))
-            spine.neighbors.append(BgpNeighbor(
-                leaf.name, leaf.asn, f"{leaf.name} {mine.name}", "LEAVES",
-                interface=theirs.name if unnumbered else None,
-                address=None if unnumbered else leaf_ip.split("/")[0] if leaf_ip else None,
-            ))
-            self.links.append(Link(LinkKind.FABRIC, Endpoint(leaf.name, mine.name),
-                                   Endpoint(spine.name, theirs.name), mine.speed_gbps))
+            self._connect(leaf, mine, upper, theirs)
 
-    def _hosts(
-        self, p: int, pair: LeafPair, leaves: list[_SwitchDraft], ports: list[list[list[Port]]], names: list[str]
-    ) -> list[Host]:
+    def _connect(self, lower: _SwitchDraft, mine: Port, upper: _SwitchDraft, theirs: Port) -> None:
+        """A routed fabric link: BGP unnumbered where both ends support it, a /31 otherwise."""
+        unnumbered = (
+            self.intent.underlay.unnumbered == "auto"
+            and lower.model.spec.bgp_unnumbered
+            and upper.model.spec.bgp_unnumbered
+        )
+        lower_ip = upper_ip = None
+        if not unnumbered:
+            net = self.intent.underlay.p2p_subnet
+            if 2 * self.p2p_next + 1 >= net.num_addresses:
+                raise AllocationError("address-pool-too-small",
+                                      f"underlay.p2p_subnet {net} ran out of /31s", "use a larger p2p_subnet")
+            upper_addr, lower_addr = _address(net, 2 * self.p2p_next), _address(net, 2 * self.p2p_next + 1)
+            self.p2p_next += 1
+            upper_ip, lower_ip = f"{upper_addr}/31", f"{lower_addr}/31"
+        lower.ports.append(SwitchPort(
+            mine.name, mine.cage, PortRole.UPLINK, mine.speed_gbps, mine.lanes, mine.broken_out,
+            Endpoint(upper.name, theirs.name), f"{upper.name} {theirs.name}", lower_ip, unnumbered,
+        ))
+        upper.ports.append(SwitchPort(
+            theirs.name, theirs.cage, PortRole.DOWNLINK, theirs.speed_gbps, theirs.lanes, theirs.broken_out,
+            Endpoint(lower.name, mine.name), f"{lower.name} {mine.name}", upper_ip, unnumbered,
+        ))
+        lower.neighbors.append(BgpNeighbor(
+            upper.name, upper.asn, f"{upper.name} {theirs.name}", _GROUP[upper.role],
+            interface=mine.name if unnumbered else None,
+            address=upper_ip.split("/")[0] if upper_ip else None,
+        ))
+        upper.neighbors.append(BgpNeighbor(
+            lower.name, lower.asn, f"{lower.name} {mine.name}", _GROUP[lower.role],
+            interface=theirs.name if unnumbered else None,
+            address=lower_ip.split("/")[0] if lower_ip else None,
+        ))
+        self.links.append(Link(LinkKind.FABRIC, Endpoint(lower.name, mine.name),
+                               Endpoint(upper.name, theirs.name), mine.speed_gbps))
+
+    def _hosts(self, pair: PairSpec, leaves: list[_SwitchDraft], ports: list[list[list[Port]]]) -> list[Host]:
         intent = self.intent
+        p, names = pair.index, pair.host_names
         spec = leaves[0].model.spec
         bonds = intent.hosts.bonds
         vlans = {v.id: v for v in intent.vlans}
@@ -412,10 +348,24 @@ class _Planner:
 
     # --- finishing ----------------------------------------------------------------------------------------
 
+    def _finish(self, switches: list[_SwitchDraft], hosts: list[Host]) -> FabricPlan:
+        if self.findings:
+            raise PlanningError(self.findings)
+        intent = self.intent
+        return FabricPlan(
+            source=self.source,
+            qos=plan_qos(intent),
+            vlans=tuple(Vlan(v.id, v.name, str(v.subnet)) for v in sorted(intent.vlans, key=lambda v: v.id)),
+            switches=tuple(self._freeze(d) for d in switches),
+            hosts=tuple(hosts),
+            links=tuple(self.links),
+            host_profile=self._host_profile(),
+        )
+
     def _freeze(self, d: _SwitchDraft) -> Switch:
         spec = d.model.spec
         ports = tuple(sorted(d.ports, key=lambda sp: natural_key(sp.name)))
-        vlans = tuple(sorted(v.id for v in self.intent.vlans)) if d.role is Role.LEAF else ()
+        vlans = tuple(sorted(v.id for v in self.intent.vlans)) if d.pair is not None else ()
         return Switch(
             name=d.name,
             role=d.role,
@@ -423,8 +373,8 @@ class _Planner:
             platform=spec.key.value,
             release=spec.release,
             pair=d.pair,
-            pod=None,
-            rail=None,
+            pod=d.pod,
+            rail=d.rail,
             asn=d.asn,
             loopback_ipv4=f"{d.loopback}/32",
             mtu_bytes=min(self.intent.mtu.switch_bytes, spec.mtu_max_bytes),
@@ -450,7 +400,8 @@ class _Planner:
         h = self.intent.hosts
         qos = self.intent.qos
         env: dict[str, str] = {
-            "NCCL_IB_HCA": "=" + ",".join(f"{b.rdma_device}:1" for b in h.bonds),
+            "NCCL_IB_HCA": "=" + ",".join(f"{d}:1" for d in [b.rdma_device for b in h.bonds]
+                                          + [n.rdma_device for n in h.nics]),
             "NCCL_IB_TC": str((qos.roce.dscp << 2) | ECT0),
             "NCCL_SOCKET_IFNAME": h.nccl.socket_ifname,
             "NCCL_IB_QPS_PER_CONNECTION": str(h.nccl.qps_per_connection),
@@ -468,6 +419,103 @@ class _Planner:
         )
 
 
+class _ExplicitPlanner(_PlannerBase):
+    """Every leaf pair and spine as the intent lists them."""
+
+    def build(self) -> FabricPlan:
+        intent = self.intent
+        topo = intent.topology
+        assert isinstance(topo, Topology)
+        spine_model = lookup_model(topo.spines.model)
+        assert spine_model is not None, "check_intent reports unknown models before planning"
+        spines = [self._draft(name, Role.SPINE, spine_model, intent.underlay.asn.spine)
+                  for name in spine_names(intent)]
+        try:
+            self._check_spine_capacity(spine_model)
+        except AllocationError as exc:
+            self.fail(exc, ("topology", "leaf", "uplinks_per_spine"))
+            raise PlanningError(self.findings) from None
+        hosts_by_pair = host_names_by_pair(intent)
+        leaves: list[_SwitchDraft] = []
+        hosts: list[Host] = []
+        for p, pair in enumerate(topo.leaf_pairs):
+            model = lookup_model(pair.model)
+            assert model is not None
+            pair_leaves = [
+                self._draft(leaf_name, Role.LEAF, model, intent.underlay.asn.leaf_first + 2 * p + side,
+                            pair=pair.name)
+                for side, leaf_name in enumerate(pair.leaf_names)
+            ]
+            leaves += pair_leaves
+            try:
+                hosts += self._plan_pair(self._pair_spec(p, pair, model, spine_model, hosts_by_pair[pair.name]),
+                                         pair_leaves, spines)
+            except AllocationError as exc:
+                self.fail(exc, ("topology", "leaf_pairs", p))
+        return self._finish([*spines, *leaves], hosts)
+
+    def _pair_spec(self, p: int, pair: LeafPair, model: SwitchModel, spine: SwitchModel,
+                   host_names: list[str]) -> PairSpec:
+        topo = self.intent.topology
+        assert isinstance(topo, Topology)
+        defaults = topo.leaf
+        return PairSpec(
+            index=p,
+            name=pair.name,
+            model=model,
+            multihoming=pair.multihoming or model.spec.multihoming[0],
+            host_names=host_names,
+            uplink_speed=defaults.uplink_speed_gbps or self._common_speed(model, spine),
+            uplinks_per_spine=defaults.uplinks_per_spine,
+            peer_speed=defaults.peer_link_speed_gbps or max(g.speed_gbps for g in model.cage_groups),
+            peer_links=defaults.peer_link_links,
+            overrides=pair.ports or defaults.ports,
+            overrides_path=("topology", "leaf_pairs", p, "ports") if pair.ports else ("topology", "leaf", "ports"),
+        )
+
+    def _check_spine_capacity(self, spine: SwitchModel) -> None:
+        """Every leaf connects to every spine, so each spine needs leaves x uplinks_per_spine downlinks,
+        however many spines there are. Say so once, with what would fit, instead of failing leaf by leaf."""
+        topo = self.intent.topology
+        assert isinstance(topo, Topology)
+        per_spine = topo.leaf.uplinks_per_spine
+        demand: dict[int, int] = {}
+        for pair in topo.leaf_pairs:
+            leaf = lookup_model(pair.model)
+            assert leaf is not None
+            speed = topo.leaf.uplink_speed_gbps or self._common_speed(leaf, spine)
+            demand[speed] = demand.get(speed, 0) + 2 * per_spine
+        if len(demand) != 1:
+            return  # mixed uplink speeds share cages; the port allocator judges those
+        ((speed, needed),) = demand.items()
+        capacity = spine.port_capacity(speed)
+        if needed <= capacity:
+            return
+        if capacity == 0:
+            raise AllocationError(
+                "speed-unsupported",
+                f"{spine.name} spines cannot run {speed}G ports",
+                "speeds it offers: " + ", ".join(f"{s}G" for s in spine.speeds_gbps()),
+                path=("topology", "leaf", "uplink_speed_gbps"),
+            )
+        leaves = 2 * len(topo.leaf_pairs)
+        options = []
+        if capacity >= leaves:
+            fewer = capacity // leaves
+            spines_needed = -(-topo.spines.count * per_spine // fewer)
+            options.append(f"uplinks_per_spine {fewer} with {spines_needed} spines keeps the uplink bandwidth")
+        options += [f"{s}G uplinks ({spine.port_capacity(s)} ports)" for s in spine.speeds_gbps()
+                    if s < speed and spine.port_capacity(s) >= needed]
+        options.append("a spine model with more ports, or a three-tier (super-spine) design")
+        raise AllocationError(
+            "spine-ports-exhausted",
+            f"each spine needs {needed} x {speed}G downlinks ({leaves} leaves x {per_spine} uplinks per spine), "
+            f"but a {spine.name} offers {capacity}",
+            "what would fit: " + "; ".join(options),
+        )
+
+
+
 def _explicit(
     alloc: PortAllocator, speed: int, count: int, cages: tuple[int, ...], purpose: str, path: Path
 ) -> list[Port]:
@@ -481,4 +529,8 @@ def _explicit(
 
 def plan_fabric(intent: Intent, source: Source) -> FabricPlan:
     """Build the plan; raises `PlanningError` with findings when ports or addresses run out."""
-    return _Planner(intent, source).build()
+    if isinstance(intent.topology, Clos):
+        from renderers.clos_planner import plan_clos
+
+        return plan_clos(intent, source)
+    return _ExplicitPlanner(intent, source).build()

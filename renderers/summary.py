@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from dataclasses import dataclass
 from fractions import Fraction
 
-from renderers.plan import PortRole, Switch
+from renderers.plan import FabricPlan, LinkKind, PortRole, Switch
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,3 +32,76 @@ def bandwidth(switch: Switch) -> Bandwidth:
     down = sum(p.speed_gbps for p in switch.ports if p.role in (PortRole.HOST, PortRole.DOWNLINK))
     up = sum(p.speed_gbps for p in switch.ports if p.role is PortRole.UPLINK)
     return Bandwidth(down, up)
+
+
+@dataclass(frozen=True, slots=True)
+class TierSummary:
+    role: str
+    models: tuple[str, ...]
+    count: int
+    ports_down: int  # towards hosts or the tier below, all switches of the tier
+    ports_up: int
+    ports_peer: int
+    oversubscription: str  # the worst switch of the tier
+
+
+@dataclass(frozen=True, slots=True)
+class CableCount:
+    kind: str
+    speed_gbps: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class FabricSummary:
+    fabric: str
+    hosts: int
+    gpu_nics: int  # host NIC ports into the fabric
+    tiers: tuple[TierSummary, ...]  # top tier first
+    pods: int
+    rails: int
+    cables: tuple[CableCount, ...]
+    bisection_gbps: int
+    max_switch_hops: int
+
+
+_TIER_ORDER = ("superspine", "spine", "leaf")
+
+
+def fabric_summary(plan: FabricPlan) -> FabricSummary:
+    tiers = []
+    for role in _TIER_ORDER:
+        switches = [s for s in plan.switches if s.role.value == role]
+        if not switches:
+            continue
+        worst = max((bandwidth(s) for s in switches),
+                    key=lambda b: Fraction(b.down_gbps, b.up_gbps) if b.up_gbps else Fraction(0))
+        tiers.append(TierSummary(
+            role, tuple(sorted({s.model for s in switches})), len(switches),
+            sum(1 for s in switches for p in s.ports if p.role in (PortRole.HOST, PortRole.DOWNLINK)),
+            sum(1 for s in switches for p in s.ports if p.role is PortRole.UPLINK),
+            sum(1 for s in switches for p in s.ports if p.role is PortRole.PEER_LINK),
+            worst.oversubscription,
+        ))
+    counts: dict[tuple[str, int], int] = {}
+    for link in plan.links:
+        key = (link.kind.value, link.speed_gbps)
+        counts[key] = counts.get(key, 0) + 1
+    top = [s for s in plan.switches if s.role.value == tiers[0].role] if tiers else []
+    # Half of what the top tier can take from below crosses any cut through the middle.
+    bisection = sum(bandwidth(s).down_gbps for s in top) // 2
+    return FabricSummary(
+        fabric=plan.source.fabric,
+        hosts=len(plan.hosts),
+        gpu_nics=sum(1 for link in plan.links if link.kind is LinkKind.HOST),
+        tiers=tuple(tiers),
+        pods=len({s.pod for s in plan.switches if s.pod is not None}) or 1,
+        rails=len({s.rail for s in plan.switches if s.rail is not None}),
+        cables=tuple(CableCount(k, sp, n) for (k, sp), n in sorted(counts.items())),
+        bisection_gbps=bisection,
+        max_switch_hops=2 * len(tiers) - 1,
+    )
+
+
+def summary_to_json(summary: FabricSummary) -> str:
+    return json.dumps(dataclasses.asdict(summary), indent=2) + "\n"

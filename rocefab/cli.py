@@ -14,9 +14,9 @@ from rich.table import Table
 from models.findings import Severity
 from models.intent import Intent
 from renderers.output import OutputError, write_output
-from renderers.plan import FabricPlan, LinkKind, PortRole, plan_to_json
+from renderers.plan import FabricPlan, PortRole, plan_to_json
 from renderers.render import render_fabric
-from renderers.summary import bandwidth
+from renderers.summary import bandwidth, fabric_summary, summary_to_json
 from rocefab import __version__, deploy_commands
 from rocefab.console import EXIT_INPUT, err, out
 from rocefab.lab_commands import lab_app
@@ -45,8 +45,31 @@ def validate(intent: IntentArg) -> None:
     )
 
 
-def _summary(plan: FabricPlan) -> None:
-    table = Table(title=f"fabric {plan.source.fabric}", title_justify="left")
+def _summary(plan: FabricPlan, devices: bool) -> None:
+    summary = fabric_summary(plan)
+    tiers = Table(title=f"fabric {plan.source.fabric}: {summary.hosts} hosts, {summary.gpu_nics} NIC ports",
+                  title_justify="left")
+    for column in ("tier", "model", "switches", "down ports", "up ports", "peer ports", "oversubscription"):
+        tiers.add_column(column, justify="left" if column in ("tier", "model") else "right")
+    for t in summary.tiers:
+        tiers.add_row(t.role, ", ".join(t.models), str(t.count), str(t.ports_down), str(t.ports_up),
+                      str(t.ports_peer), t.oversubscription)
+    out.print(tiers)
+    cables = ", ".join(f"{c.count} {c.kind} at {c.speed_gbps}G" for c in summary.cables)
+    rails = f", {summary.rails} rails" if summary.rails else ""
+    layout = f"{len(summary.tiers)} tier(s), {summary.pods} pod(s){rails}"
+    out.print(f"{layout}; cables: {cables}")
+    out.print(f"bisection {summary.bisection_gbps / 1000:g} Tb/s; at most {summary.max_switch_hops} switch hop(s) "
+              "between two hosts")
+    q = plan.qos
+    out.print(
+        f"RoCE DSCP {q.roce_dscp} -> priority {q.roce_priority} (lossless, PFC, ECN "
+        f"{q.ecn_min_kbytes}-{q.ecn_max_kbytes} KB @ {q.ecn_max_mark_percent}%); CNP DSCP {q.cnp_dscp} -> "
+        f"priority {q.cnp_priority} (strict); hosts send ToS {q.roce_tos}"
+    )
+    if not devices:
+        return
+    table = Table(title="switches", title_justify="left")
     numeric = ("ASN", "host", "uplink", "down", "peer", "oversub")
     for column in ("switch", "role", "model", "platform", "ASN", "loopback", *numeric[1:]):
         table.add_column(column, justify="right" if column in numeric else "left")
@@ -58,31 +81,23 @@ def _summary(plan: FabricPlan) -> None:
             str(roles[PortRole.PEER_LINK]), bandwidth(sw).oversubscription,
         )
     out.print(table)
-    kinds = Counter(link.kind for link in plan.links)
-    q = plan.qos
-    out.print(
-        f"{len(plan.hosts)} hosts; cables: {kinds[LinkKind.HOST]} host, {kinds[LinkKind.FABRIC]} leaf-spine, "
-        f"{kinds[LinkKind.PEER_LINK]} peer-link"
-    )
-    out.print(
-        f"RoCE DSCP {q.roce_dscp} -> priority {q.roce_priority} (lossless, PFC, ECN "
-        f"{q.ecn_min_kbytes}-{q.ecn_max_kbytes} KB @ {q.ecn_max_mark_percent}%); CNP DSCP {q.cnp_dscp} -> "
-        f"priority {q.cnp_priority} (strict); hosts send ToS {q.roce_tos}"
-    )
 
 
 @app.command()
 def plan(
     intent: IntentArg,
-    as_json: Annotated[bool, typer.Option("--json", help="print the full plan as JSON")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print the summary and the full plan as JSON")] = False,
+    devices: Annotated[bool | None, typer.Option("--devices/--no-devices",
+                                                  help="list every switch (default: up to 24)")] = None,
 ) -> None:
-    """Resolve an intent to every device, port, link, address, ASN and queue."""
+    """Resolve an intent to every device, port, link, address, ASN and queue; summarize tiers and cabling."""
     checked = check(intent)
     assert checked.plan is not None
     if as_json:
-        sys.stdout.write(plan_to_json(checked.plan))
+        sys.stdout.write('{"summary": ' + summary_to_json(fabric_summary(checked.plan)).rstrip()
+                         + ',\n"plan": ' + plan_to_json(checked.plan) + "}\n")
     else:
-        _summary(checked.plan)
+        _summary(checked.plan, devices if devices is not None else len(checked.plan.switches) <= 24)
 
 
 @app.command()

@@ -18,9 +18,16 @@ _SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 _SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
 
+MAX_PER_CODE = 20  # a fabric-wide mistake repeats on every port; the first few say it all
+
+
 def print_findings(findings: list[Finding], source: SourceMap) -> None:
     ordered = sorted(findings, key=lambda f: (_SEVERITY_ORDER[f.severity], source.locate(f.path).line))
+    shown: dict[str, int] = {}
     for f in ordered:
+        shown[f.code] = shown.get(f.code, 0) + 1
+        if shown[f.code] > MAX_PER_CODE:
+            continue
         pos = source.locate(f.path)
         where = f"{source.file}:{pos.line}:{pos.col}:"
         field = f" {dotted(f.path)}:" if f.path else ""
@@ -28,6 +35,9 @@ def print_findings(findings: list[Finding], source: SourceMap) -> None:
         err.print(f"{escape(where)} [{style}]{f.severity.value}[/] {escape(f'[{f.code}]{field} {f.message}')}")
         if f.hint:
             err.print(f"    hint: {f.hint}", markup=False)
+    for code, count in shown.items():
+        if count > MAX_PER_CODE:
+            err.print(f"... and {count - MAX_PER_CODE} more [{code}] finding(s) like these", markup=False)
 
 
 def check(intent: Path) -> Checked:

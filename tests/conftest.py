@@ -14,6 +14,8 @@ from renderers.render import RenderedFile, render_fabric
 ROOT = Path(__file__).resolve().parent.parent
 INTENTS = ROOT / "intents"
 EXAMPLES = sorted(p.stem for p in INTENTS.glob("*.yaml"))
+# Examples small enough to keep every rendered file as a golden file; the large ones keep a sample.
+FULL_GOLDEN = ["lab", "pod32"]
 # Golden files and property tests use a fixed version so a release bump does not rewrite every header.
 TEST_VERSION = "0.0.0-test"
 

@@ -155,28 +155,34 @@ def check_fabric(plan: FabricPlan, rendered: list[RenderedFile] | tuple[Rendered
         assert sq.dscp_to_priority.get(q.cnp_dscp) == q.cnp_priority
         assert q.cnp_priority not in sq.lossless
 
-    spines = [sw.name for sw in plan.switches if sw.pair is None]
+    # The switches every host's traffic can cross besides its own leaves: the whole upper fabric.
+    upper = [sw.name for sw in plan.switches if sw.role.value != "leaf"]
+    mtu = plan.host_profile.mtu_bytes
     for host in plan.hosts:
         script = files[f"hosts/{host.name}.roce.sh"].content
         env = dict(re.findall(r"^export (NCCL_[A-Z_]+)=(\S+)$", files[f"hosts/{host.name}.nccl.env"].content,
                               re.MULTILINE))
         tos = int(env["NCCL_IB_TC"])
-        for bond in host.bonds:
-            dev = re.escape(bond.rdma_device)
+        assert tos & 0b11 == 0b10, "RoCE packets leave hosts ECN-capable (ECT(0))"
+        assert env["NCCL_IB_HCA"] == "=" + ",".join(f"{d}:1" for d in host.rdma_devices)
+        # (rdma device, its ports as (netdev, leaf)) for bonds and for rail NICs alike
+        devices = [(b.rdma_device, [(m.netdev, m.switch) for m in b.members]) for b in host.bonds]
+        devices += [(n.rdma_device, [(n.netdev, n.switch)]) for n in host.nics]
+        assert devices, f"{host.name} has no fabric NIC"
+        for device, ports in devices:
+            dev = re.escape(device)
             tos_lines = re.findall(rf"-- cma_roce_tos -d {dev} -p 1 -t (\d+)$", script, re.MULTILINE)
             assert tos_lines == [str(tos)], f"{host.name}: rdma_cm ToS {tos_lines} vs NCCL_IB_TC {tos}"
-            path = [m.switch for m in bond.members] + spines
-            for member in bond.members:
-                netdev = re.escape(member.netdev)
+            path = [leaf for _, leaf in ports] + upper
+            for netdev_name, _ in ports:
+                netdev = re.escape(netdev_name)
                 pfc = re.findall(rf"-- mlnx_qos -i {netdev} --pfc ([01,]+)$", script, re.MULTILINE)
                 assert len(pfc) == 1
                 flags = {i for i, v in enumerate(pfc[0].split(",")) if v == "1"}
                 assert re.search(rf"-- mlnx_qos -i {netdev} --trust dscp$", script, re.MULTILINE)
-                mtu = plan.host_profile.mtu_bytes
                 assert re.search(rf"-- ip link set dev {netdev} mtu {mtu}$", script, re.MULTILINE)
                 for sw_name in path:
                     sq = qos_of[sw_name]
                     prio = sq.dscp_to_priority.get(tos >> 2)
                     assert prio in sq.lossless, f"{host.name}: DSCP {tos >> 2} lands in {prio} on {sw_name}"
-                    assert flags == sq.lossless, f"{host.name} {member.netdev}: host PFC {flags} vs {sw_name}"
-            assert tos & 0b11 == 0b10, "RoCE packets leave hosts ECN-capable (ECT(0))"
+                    assert flags == sq.lossless, f"{host.name} {netdev_name}: host PFC {flags} vs {sw_name}"

@@ -89,9 +89,12 @@ def test_validate_and_plan(tmp_path: Path) -> None:
     assert result.returncode == 0
     assert "valid - 10 switches, 32 hosts" in result.stdout
     result = rocefab("plan", INTENTS / "pod32.yaml")
-    assert result.returncode == 0 and "rack4-b" in result.stdout and "128 leaf-spine" in result.stdout
-    plan = json.loads(rocefab("plan", INTENTS / "pod32.yaml", "--json").stdout)
-    assert len(plan["switches"]) == 10 and plan["qos"]["roce_tos"] == 106
+    assert result.returncode == 0 and "rack4-b" in result.stdout
+    assert "cables: 128 fabric at 400G, 128 host at 400G, 6 peer-link at 400G, 2 peer-link at 800G" in result.stdout
+    document = json.loads(rocefab("plan", INTENTS / "pod32.yaml", "--json").stdout)
+    assert len(document["plan"]["switches"]) == 10 and document["plan"]["qos"]["roce_tos"] == 106
+    assert [t["role"] for t in document["summary"]["tiers"]] == ["spine", "leaf"]
+    assert document["summary"]["bisection_gbps"] == 25600
 
 
 def test_schema_validates_the_examples_and_rejects_an_unknown_key() -> None:

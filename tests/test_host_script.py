@@ -386,9 +386,18 @@ def test_stubs_behave_like_the_real_tools(pristine: Path) -> None:
 # --- syntax ---------------------------------------------------------------------------------------------------------
 
 
+# Scripts of one example come from one template and differ only in names and values; a few of each example
+# say everything shellcheck and `bash -n` can say, without linting a thousand copies of a large fabric.
+SCRIPTS_PER_EXAMPLE = 4
+
+
 def write_all_scripts(folder: Path) -> list[Path]:
     scripts = []
+    taken: dict[str, int] = {}
     for intent, path in host_scripts():
+        taken[intent] = taken.get(intent, 0) + 1
+        if taken[intent] > SCRIPTS_PER_EXAMPLE:
+            continue
         script = folder / intent / Path(path).name
         script.parent.mkdir(parents=True, exist_ok=True)
         script.write_text(host_files(intent)[path], encoding="utf-8")
@@ -398,7 +407,7 @@ def write_all_scripts(folder: Path) -> list[Path]:
 
 
 def test_rendered_host_scripts_parse(tmp_path: Path) -> None:
-    """`bash -n` on every rendered host script of every example."""
+    """`bash -n` on rendered host scripts of every example."""
     failures = []
     for script in write_all_scripts(tmp_path):
         result = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True, check=False)
@@ -409,7 +418,7 @@ def test_rendered_host_scripts_parse(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck is not installed (apt install shellcheck)")
 def test_rendered_host_scripts_pass_shellcheck(tmp_path: Path) -> None:
-    """Every rendered host script of every example; one test, shellcheck runs in parallel (~0.2 s a script)."""
+    """Rendered host scripts of every example; one test, shellcheck runs in parallel (~0.2 s a script)."""
     scripts = write_all_scripts(tmp_path)
 
     def lint(script: Path) -> str:

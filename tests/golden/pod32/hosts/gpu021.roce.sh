@@ -194,6 +194,27 @@ ensure_route() {  # PREFIX GATEWAY NETDEV
   converge "route $1" "$2 $3" route_via "$1" -- ip route replace "$1" via "$2" dev "$3"
 }
 
+rule_table() {  # SOURCE: the table of the `from SOURCE lookup N` rule, if any
+  ip -4 rule show | awk -v src="$1" '$2 == "from" && $3 == src {for (i = 4; i < NF; i++) if ($i == "lookup") t = $(i + 1)} END {print t}'
+}
+
+set_rule() {  # one rule per source: drop any other first
+  while ip -4 rule del from "$1" 2>/dev/null; do :; done
+  ip -4 rule add from "$1" lookup "$2"
+}
+
+ensure_rule() {  # SOURCE TABLE
+  converge "rule from $1" "$2" rule_table "$1" -- set_rule "$1" "$2"
+}
+
+table_route_via() {  # PREFIX TABLE: "gateway dev" of the route in that table, if any
+  ip -4 route show table "$2" "$1" | awk '{for (i = 1; i < NF; i++) {if ($i == "via") g=$(i+1); if ($i == "dev") d=$(i+1)}} END {print g " " d}'
+}
+
+ensure_table_route() {  # PREFIX GATEWAY NETDEV TABLE
+  converge "route $1 table $4" "$2 $3" table_route_via "$1" "$4" -- ip route replace "$1" via "$2" dev "$3" table "$4"
+}
+
 # cma_roce_tos / cma_roce_mode print the current value when called without -t / -m. They create and remove
 # a transient configfs entry to read it; the value itself is left untouched.
 roce_tos() { cma_roce_tos -d "$1" -p 1 | tail -n 1; }
