@@ -203,7 +203,8 @@ def _three_tiers(intent: Intent, topo: Clos, leaf: SwitchModel, spine: SwitchMod
             f"a pod of {leaves_per_pod} leaves needs more than the {spine_down} downlinks a {spine.name} has",
             f"use pod_nodes of at most {spine_down // group * nodes_per_leaf}",
         )
-    nodes_per_pod = groups_per_pod * nodes_per_leaf
+    # A pod holds what was asked (its last rail set or pair may be part-filled), else as much as fits.
+    nodes_per_pod = topo.pod_nodes or groups_per_pod * nodes_per_leaf
     pods = math.ceil(topo.nodes / nodes_per_pod)
     superspine_ports = superspine.port_capacity(uplink)
     if superspine_ports == 0:

@@ -135,8 +135,10 @@ class _ClosPlanner(_PlannerBase):
         pairs_per_pod = size.leaves_per_pod // 2
         leaves: list[_SwitchDraft] = []
         hosts: list[Host] = []
-        node = 0
         for p, spines in enumerate(pods):
+            # Pod p holds servers [p * nodes_per_pod, ...), filling its pairs in order.
+            node = p * size.nodes_per_pod
+            pod_end = min(topo.nodes, node + size.nodes_per_pod)
             for _ in range(pairs_per_pod):
                 g = len(leaves) // 2
                 name = format_name(topo.names.pair, g + 1)
@@ -146,7 +148,7 @@ class _ClosPlanner(_PlannerBase):
                     for i, side in enumerate("ab")
                 ]
                 leaves += pair_leaves
-                count = max(0, min(size.nodes_per_leaf, topo.nodes - node))
+                count = max(0, min(size.nodes_per_leaf, pod_end - node))
                 names = [format_name(intent.hosts.name_format, node + i + 1) for i in range(count)]
                 node += count
                 spec = PairSpec(

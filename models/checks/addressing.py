@@ -48,6 +48,7 @@ def _pools(intent: Intent) -> list[Finding]:
             "address-pool-too-small", ("underlay", "loopback_subnet"),
             f"{u.loopback_subnet} holds {u.loopback_subnet.num_addresses - 1} loopback address(es) for "
             f"{switches} switches",
+            f"a /{_prefix_for(switches + 1)} or larger holds them",
         ))
     if counts.uses_vlans:
         if u.peer_link_subnet is None:
@@ -60,6 +61,7 @@ def _pools(intent: Intent) -> list[Finding]:
                 "address-pool-too-small", ("underlay", "peer_link_subnet"),
                 f"{u.peer_link_subnet} holds {u.peer_link_subnet.num_addresses // 2} /31 subnet(s) "
                 f"for {pairs} leaf pair(s)",
+                f"a /{_prefix_for(2 * pairs)} or larger holds them",
             ))
     mgmt = intent.management
     if mgmt is not None:
@@ -72,8 +74,18 @@ def _pools(intent: Intent) -> list[Finding]:
             found.append(error(
                 "address-pool-too-small", ("management", "subnet"),
                 f"{mgmt.subnet} from offset {mgmt.first_offset} cannot address {switches} switches",
+                f"a /{_prefix_for(mgmt.first_offset + switches + 1)} or larger holds them",
             ))
     return found
+
+
+def _prefix_for(addresses: int) -> int:
+    """The longest IPv4 prefix with at least this many addresses.
+
+    >>> _prefix_for(1280), _prefix_for(1024), _prefix_for(1)
+    (21, 22, 32)
+    """
+    return 32 - max(addresses - 1, 0).bit_length()
 
 
 def _vlans(intent: Intent) -> list[Finding]:

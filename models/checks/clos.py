@@ -43,10 +43,12 @@ def check(intent: Intent) -> list[Finding]:
             "ecmp-narrower-than-uplinks", ("underlay", "ecmp_max_paths"),
             f"each leaf has {size.uplinks_per_leaf} uplinks but ECMP uses at most {intent.underlay.ecmp_max_paths}",
         ))
-    if topo.design == "rail-optimized" and topo.pod_nodes is not None and topo.pod_nodes % size.nodes_per_leaf:
+    if topo.pod_nodes is not None and topo.pod_nodes % size.nodes_per_leaf:
+        rail = topo.design == "rail-optimized"
         found.append(warning(
-            "rails-not-aligned", ("topology", "pod_nodes"),
-            f"pods of {topo.pod_nodes} servers leave rail leaves of {size.nodes_per_leaf} servers part-filled",
+            "rails-not-aligned" if rail else "pairs-not-aligned", ("topology", "pod_nodes"),
+            f"pods of {topo.pod_nodes} servers leave {'rail leaves' if rail else 'leaf pairs'} of "
+            f"{size.nodes_per_leaf} servers part-filled",
             f"use a multiple of {size.nodes_per_leaf}",
         ))
     if topo.nodes % size.nodes_per_pod:

@@ -1,0 +1,194 @@
+"""Sized Clos fabrics: properties over generated sizes and designs, the examples, and what does not fit."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import INTENTS, TEST_VERSION, example_plan
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from properties import check_fabric
+
+from models.catalogue import MODELS
+from renderers.pipeline import check_file
+from renderers.plan import FabricPlan, LinkKind, PortRole, Role
+from renderers.render import render_fabric
+
+NAMES = sorted(MODELS)
+
+
+@st.composite
+def sized_intents(draw: st.DrawFn) -> dict:
+    rail = draw(st.booleans())
+    leaf = draw(st.sampled_from(NAMES))
+    speed = draw(st.sampled_from(MODELS[leaf].speeds_gbps()))
+    nics = draw(st.integers(1, 4)) if rail else draw(st.integers(1, 2))
+    nodes = draw(st.integers(1, 48))
+    topology = {
+        "design": "rail-optimized" if rail else "tor-dual-homed",
+        "nodes": nodes,
+        "nics_per_node": nics,
+        "nic_speed_gbps": speed,
+        "models": {"leaf": leaf, "spine": draw(st.sampled_from(NAMES)), "superspine": draw(st.sampled_from(NAMES))},
+        "oversubscription": draw(st.sampled_from(["1:1", "2:1", "3:1"])),
+        "tiers": draw(st.sampled_from(["auto", 2, 3])),
+    }
+    if draw(st.booleans()):
+        topology["pod_nodes"] = draw(st.integers(1, 24))
+    hosts: dict = {"nccl": {"socket_ifname": "eno1"}}
+    if rail:
+        hosts["nics"] = [{"netdev": f"enp{i + 1}s0np0", "rdma_device": f"mlx5_{i}"} for i in range(nics)]
+    else:
+        hosts["bonds"] = [{"name": f"bond{b}", "members": [f"ens{b + 1}f0np0", f"ens{b + 1}f1np1"],
+                           "rdma_device": f"mlx5_bond_{b}", "speed_gbps": speed, "vlan": 101 + b}
+                          for b in range(nics)]
+    return {
+        "fabric": {"name": "sized"},
+        "vlans": [] if rail else [{"id": 101 + b, "name": f"t{b}", "subnet": f"10.{101 + b}.0.0/16",
+                                   "pair_prefix_length": 24} for b in range(nics)],
+        "underlay": {
+            "asn": {"superspine": 64500, "spine": 64600, "leaf_first": 64700},
+            "loopback_subnet": "10.0.0.0/20", "p2p_subnet": "10.1.0.0/16",
+            **({"host_subnet": "10.128.0.0/12"} if rail else {"peer_link_subnet": "10.255.0.0/20"}),
+        },
+        "topology": topology,
+        "hosts": hosts,
+    }
+
+
+def assert_clos_properties(plan: FabricPlan, intent: dict) -> None:
+    topo = intent["topology"]
+    rail = topo["design"] == "rail-optimized"
+    switches = {s.name: s for s in plan.switches}
+
+    # Every NIC port is cabled exactly once, and no switch port twice.
+    host_links = [link for link in plan.links if link.kind is LinkKind.HOST]
+    ends = Counter((link.b.device, link.b.port) for link in host_links)
+    assert set(ends.values()) == {1}
+    assert len(plan.hosts) == topo["nodes"]
+    ports_per_host = topo["nics_per_node"] * (1 if rail else 2)
+    assert len(host_links) == topo["nodes"] * ports_per_host
+    for sw in plan.switches:
+        assert len({p.name for p in sw.ports}) == len(sw.ports), f"{sw.name} uses a port twice"
+
+    # Each tier within the oversubscription target.
+    down, up = (int(x) for x in topo["oversubscription"].split(":"))
+    target = Fraction(down, up)
+    for sw in plan.switches:
+        speed = {r: sum(p.speed_gbps for p in sw.ports if p.role is r) for r in PortRole}
+        below = speed[PortRole.HOST] + speed[PortRole.DOWNLINK]
+        if speed[PortRole.UPLINK]:
+            assert Fraction(below, speed[PortRole.UPLINK]) <= target, f"{sw.name} above {topo['oversubscription']}"
+
+    # Uplinks balanced: a switch reaches each switch above it over the same number of links.
+    for sw in plan.switches:
+        per_upper = Counter(p.peer.device for p in sw.ports if p.role is PortRole.UPLINK)
+        assert len(set(per_upper.values())) <= 1, f"{sw.name} uplinks unbalanced: {dict(per_upper)}"
+
+    # Everyone reaches everyone: every leaf reaches every spine of its pod; spine k of every pod reaches
+    # the same super-spines (its plane), so any two hosts are at most five switches apart.
+    spines_by_pod: defaultdict[int | None, set[str]] = defaultdict(set)
+    for sw in plan.switches:
+        if sw.role is Role.SPINE:
+            spines_by_pod[sw.pod].add(sw.name)
+    for sw in plan.switches:
+        if sw.role is Role.LEAF:
+            assert {p.peer.device for p in sw.ports if p.role is PortRole.UPLINK} == spines_by_pod[sw.pod]
+    supers = {s.name for s in plan.switches if s.role is Role.SUPERSPINE}
+    if supers:
+        planes = [frozenset(p.peer.device for p in sw.ports if p.role is PortRole.UPLINK)
+                  for sw in plan.switches if sw.role is Role.SPINE]
+        assert set().union(*planes) == supers
+        assert len(set(planes)) * len(next(iter(planes))) == len(supers), "planes overlap"
+
+    # Addresses and ASNs unique.
+    addresses = [s.loopback_ipv4 for s in plan.switches]
+    addresses += [p.ipv4 for s in plan.switches for p in s.ports if p.ipv4]
+    addresses += [n.ipv4 for h in plan.hosts for n in h.nics]
+    addresses += [b.ipv4 for h in plan.hosts for b in h.bonds]
+    assert len(addresses) == len(set(addresses))
+    leaf_asns = [s.asn for s in plan.switches if s.role is Role.LEAF]
+    assert len(leaf_asns) == len(set(leaf_asns))
+    assert not {s.asn for s in plan.switches if s.role is not Role.LEAF} & set(leaf_asns)
+
+    # Rail i carries only NIC i.
+    if rail:
+        nic_of_rail = {i: n["netdev"] for i, n in enumerate(intent["hosts"]["nics"])}
+        for sw in plan.switches:
+            if sw.role is Role.LEAF:
+                assert sw.rail is not None
+                assert {p.peer.port for p in sw.ports if p.role is PortRole.HOST} <= {nic_of_rail[sw.rail]}
+        for host in plan.hosts:
+            assert [switches[n.switch].rail for n in host.nics] == list(range(topo["nics_per_node"]))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(sized_intents())
+def test_generated_clos_fabrics(tmp_path_factory: pytest.TempPathFactory, intent: dict) -> None:
+    path = tmp_path_factory.mktemp("clos") / "sized.yaml"
+    path.write_text(yaml.safe_dump(intent, sort_keys=False))
+    checked = check_file(path, TEST_VERSION)
+    if checked.plan is None:
+        # Impossible asks are refused with findings, never with a crash.
+        assert any(f.is_error for f in checked.findings)
+        assume(False)
+    assert checked.plan is not None
+    assert_clos_properties(checked.plan, intent)
+    check_fabric(checked.plan, render_fabric(checked.plan))
+
+
+@pytest.mark.parametrize("name", ["cluster1024-rail", "tor128-3tier"])
+def test_sized_examples(name: str) -> None:
+    intent = yaml.safe_load((INTENTS / f"{name}.yaml").read_text())
+    assert_clos_properties(example_plan(name), intent)
+
+
+def test_1024_nodes_of_8_nics_fit_two_tiers_non_blocking() -> None:
+    plan = example_plan("cluster1024-rail")
+    roles = Counter(s.role for s in plan.switches)
+    assert roles == {Role.LEAF: 128, Role.SPINE: 64}
+    assert sum(1 for link in plan.links if link.kind is LinkKind.HOST) == 8192
+
+
+def test_tor_128_three_tiers() -> None:
+    plan = example_plan("tor128-3tier")
+    roles = Counter(s.role for s in plan.switches)
+    assert roles == {Role.SUPERSPINE: 6, Role.SPINE: 18, Role.LEAF: 18}
+    assert {s.pod for s in plan.switches if s.role is not Role.SUPERSPINE} == {0, 1, 2}
+
+
+def _with(tmp_path: Path, name: str, **topology: object) -> Path:
+    intent = yaml.safe_load((INTENTS / f"{name}.yaml").read_text())
+    intent["topology"].update(topology)
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(intent, sort_keys=False))
+    return path
+
+
+def test_4096_nodes_on_one_tier_says_what_would_fit(tmp_path: Path) -> None:
+    checked = check_file(_with(tmp_path, "cluster1024-rail", nodes=4096, tiers=2), TEST_VERSION)
+    (finding,) = [f for f in checked.findings if f.is_error]
+    assert finding.code == "single-tier-too-large"
+    assert "512 leaves cannot all reach one spine layer" in finding.message
+    assert "two tiers of SN5600 connect at most 1024 servers" in finding.hint
+
+
+def test_4096_nodes_fit_three_tiers_once_the_pools_grow(tmp_path: Path) -> None:
+    short = check_file(_with(tmp_path, "cluster1024-rail", nodes=4096), TEST_VERSION)
+    assert {(f.code, f.path, f.hint) for f in short.findings if f.is_error} == {
+        ("address-pool-too-small", ("underlay", "loopback_subnet"), "a /21 or larger holds them"),
+        ("address-pool-too-small", ("management", "subnet"), "a /21 or larger holds them"),
+    }
+    path = _with(tmp_path, "cluster1024-rail", nodes=4096)
+    intent = yaml.safe_load(path.read_text())
+    intent["underlay"]["loopback_subnet"] = "10.0.0.0/21"
+    intent["management"]["subnet"] = "192.168.0.0/21"
+    path.write_text(yaml.safe_dump(intent, sort_keys=False))
+    checked = check_file(path, TEST_VERSION)
+    assert checked.plan is not None, [str(f) for f in checked.findings]
+    roles = Counter(s.role for s in checked.plan.switches)
+    assert roles[Role.SUPERSPINE] > 0 and roles[Role.LEAF] == 512
