@@ -10,14 +10,14 @@ NVUE Commands").
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
-
-import yaml
 
 from renderers.common import egress_queues, unused_children
 from renderers.natural import natural_key
 from renderers.plan import FabricPlan, PortRole, Switch
 from renderers.templating import header_lines, render
+from renderers.yamltext import dump_block
 
 BRIDGE = "br_default"
 MGMT_VRF = "mgmt"
@@ -171,37 +171,34 @@ def nvue_document(plan: FabricPlan, switch: Switch) -> Tree:
 _NEEDS_QUOTES = re.compile(r"\s")
 
 
+@lru_cache(maxsize=65536)
 def _quote(token: str) -> str:
     return f'"{token}"' if not token or _NEEDS_QUOTES.search(token) else token
 
 
-def nv_set_commands(tree: Tree, prefix: tuple[str, ...] = ()) -> list[str]:
+def nv_set_commands(tree: Tree, prefix: str = "nv set") -> list[str]:
     """Flatten a set tree into `nv set` lines: a scalar ends a path with its value, an empty map ends
     it with its own key."""
     lines: list[str] = []
     for key, value in tree.items():
-        path = (*prefix, str(key))
-        if isinstance(value, dict) and value:
-            lines.extend(nv_set_commands(value, path))
-        elif isinstance(value, dict):
-            lines.append("nv set " + " ".join(_quote(p) for p in path))
+        path = f"{prefix} {_quote(str(key))}"
+        if isinstance(value, dict):
+            if value:
+                lines.extend(nv_set_commands(value, path))
+            else:
+                lines.append(path)
         else:
-            lines.append("nv set " + " ".join(_quote(p) for p in (*path, str(value))))
+            lines.append(f"{path} {_quote(str(value))}")
     return lines
-
-
-# libyaml's emitter is an order of magnitude faster than PyYAML's pure-Python one on large fabrics and
-# prints the same text; the pure-Python dumper is the fallback where PyYAML was built without libyaml.
-_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def render_switch(plan: FabricPlan, switch: Switch, target: str) -> list[tuple[str, str, str]]:
     """The NVUE document twice: as the YAML `nv config replace` takes, and as `nv set` commands.
 
-    SafeDumper quotes strings such as 'on' that a YAML 1.1 reader would turn into booleans."""
+    The YAML writer quotes strings such as 'on' that a YAML 1.1 reader would turn into booleans."""
     header = header_lines(plan.source, target, switch.name)
     document = nvue_document(plan, switch)
-    body = yaml.dump([{"set": document}], Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
+    body = dump_block([{"set": document}])
     yaml_text = "".join(f"# {line}\n" for line in header) + body
     commands = render("cumulus/nv-set.j2", header=header, commands=nv_set_commands(document))
     return [(".nvue.yaml", "nvue-yaml", yaml_text), (".nv-set.txt", "nvue-commands", commands)]

@@ -6,10 +6,10 @@ to JSON (`rocefab plan --json`) so operators and other tools can consume the sam
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+
+from renderers.jsontext import dumps_outline
 
 
 class Role(StrEnum):
@@ -286,14 +286,8 @@ class FabricPlan:
         raise KeyError(name)
 
 
-def _plain(value: Any) -> Any:
-    fields = getattr(type(value), "__dataclass_fields__", None)
-    if fields is not None:
-        return {name: _plain(getattr(value, name)) for name in fields}
-    if isinstance(value, tuple | list):
-        return [_plain(v) for v in value]
-    return value
+PLAN_JSON_DEPTH = 4  # plan, switches, a switch, its ports: one port, link or NIC per line
 
 
 def plan_to_json(plan: FabricPlan) -> str:
-    return json.dumps(_plain(plan), indent=2, sort_keys=False) + "\n"
+    return dumps_outline(plan, PLAN_JSON_DEPTH)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from dataclasses import dataclass
 from fractions import Fraction
 
+from renderers.jsontext import dumps_outline
 from renderers.plan import FabricPlan, LinkKind, PortRole, Switch
 
 
@@ -104,4 +103,4 @@ def fabric_summary(plan: FabricPlan) -> FabricSummary:
 
 
 def summary_to_json(summary: FabricSummary) -> str:
-    return json.dumps(dataclasses.asdict(summary), indent=2) + "\n"
+    return dumps_outline(summary, 3)

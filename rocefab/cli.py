@@ -13,10 +13,11 @@ from rich.table import Table
 
 from models.findings import Severity
 from models.intent import Intent
+from renderers.jsontext import dumps_outline
 from renderers.output import OutputError, write_output
-from renderers.plan import FabricPlan, PortRole, plan_to_json
+from renderers.plan import PLAN_JSON_DEPTH, FabricPlan, PortRole
 from renderers.render import render_fabric
-from renderers.summary import bandwidth, fabric_summary, summary_to_json
+from renderers.summary import bandwidth, fabric_summary
 from rocefab import __version__, deploy_commands
 from rocefab.console import EXIT_INPUT, err, out
 from rocefab.lab_commands import lab_app
@@ -94,8 +95,8 @@ def plan(
     checked = check(intent)
     assert checked.plan is not None
     if as_json:
-        sys.stdout.write('{"summary": ' + summary_to_json(fabric_summary(checked.plan)).rstrip()
-                         + ',\n"plan": ' + plan_to_json(checked.plan) + "}\n")
+        document = {"summary": fabric_summary(checked.plan), "plan": checked.plan}
+        sys.stdout.write(dumps_outline(document, PLAN_JSON_DEPTH + 1))
     else:
         _summary(checked.plan, devices if devices is not None else len(checked.plan.switches) <= 24)
 

@@ -1,0 +1,118 @@
+"""Block-style YAML for configuration trees of maps, lists, strings, integers and booleans.
+
+PyYAML spends most of a large fabric's render time representing nodes in Python. This writer walks
+the tree directly and prints the text PyYAML's safe dumper prints for the same tree (block style,
+insertion order, indentless lists, width 1000); it asks PyYAML only how to quote each distinct
+string, so quoting stays exactly PyYAML's.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import yaml
+
+_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+@lru_cache(maxsize=65536)
+def _string(text: str) -> str:
+    dumped: str = yaml.dump([text], Dumper=_Dumper, default_flow_style=False, width=1000)
+    scalar = dumped[2:-1]  # "- <scalar>\n"
+    if "\n" in scalar:
+        raise ValueError(f"multi-line string {text!r} in a configuration tree")
+    return scalar
+
+
+def _scalar(value: object) -> str:
+    if isinstance(value, str):
+        return _string(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if value is None:
+        return "null"
+    raise TypeError(f"cannot write {type(value).__name__} {value!r} as configuration YAML")
+
+
+@lru_cache(maxsize=65536)
+def _key(key: str | int | bool) -> str:
+    text = _scalar(key)
+    # PyYAML writes keys it cannot print simply (escapes, over 128 characters) as "? key"; configuration
+    # keys are names, addresses and numbers, so such a key is a bug upstream.
+    if text.startswith('"') or len(text) > 128:
+        raise ValueError(f"{key!r} is not a simple mapping key")
+    return text
+
+
+def _inline(value: object) -> str | None:
+    """The text after `key:` or `- ` when the value fits on that line, else None."""
+    if isinstance(value, dict):
+        return None if value else "{}"
+    if isinstance(value, list | tuple):
+        return None if value else "[]"
+    return _scalar(value)
+
+
+def _mapping(tree: dict[Any, Any], indent: int, lead: str, out: list[str]) -> None:
+    """Write `tree` with its keys at `indent`; the first line starts with `lead` instead of spaces."""
+    pad = " " * indent
+    first = lead
+    for key, value in tree.items():
+        head = f"{first}{_key(key)}:"
+        first = pad
+        inline = _inline(value)
+        if inline is not None:
+            out.append(f"{head} {inline}\n")
+        elif isinstance(value, dict):
+            out.append(head + "\n")
+            _mapping(value, indent + 2, " " * (indent + 2), out)
+        else:
+            out.append(head + "\n")
+            _sequence(value, indent, pad, out)  # PyYAML indents a list no further than its key
+
+
+def _sequence(items: list[Any] | tuple[Any, ...], indent: int, lead: str, out: list[str]) -> None:
+    pad = " " * indent
+    first = lead
+    for item in items:
+        dash = f"{first}- "
+        first = pad
+        inline = _inline(item)
+        if inline is not None:
+            out.append(f"{dash}{inline}\n")
+        elif isinstance(item, dict):
+            _mapping(item, indent + 2, dash, out)
+        else:
+            _sequence(item, indent + 2, dash, out)
+
+
+def dump_block(document: dict[Any, Any] | list[Any]) -> str:
+    """The document as block YAML, byte for byte what `yaml.dump(document, Dumper=SafeDumper,
+    sort_keys=False, default_flow_style=False, width=1000)` prints.
+
+    >>> print(dump_block([{"set": {"interface": {"swp1": {"link": {"mtu": 9216, "state": {"up": {}}}}},
+    ...                                "enable": "on", "list": [1, True]}}]), end="")
+    - set:
+        interface:
+          swp1:
+            link:
+              mtu: 9216
+              state:
+                up: {}
+        enable: 'on'
+        list:
+        - 1
+        - true
+    """
+    inline = _inline(document)
+    if inline is not None:
+        return inline + "\n"
+    out: list[str] = []
+    if isinstance(document, dict):
+        _mapping(document, 0, "", out)
+    else:
+        _sequence(document, 0, "", out)
+    return "".join(out)
