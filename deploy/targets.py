@@ -11,7 +11,7 @@ from deploy.hostsession import HostSession
 from deploy.inventory import Access, Inventory, PasswordSource
 from deploy.nxos import NxosSession
 from deploy.session import DeviceSession
-from renderers.plan import FabricPlan
+from renderers.plan import FabricPlan, Role
 from renderers.render import RenderedFile
 
 SESSIONS: dict[str, type[DeviceSession]] = {
@@ -68,15 +68,25 @@ def build_targets(
     ]
 
 
-def rollout_waves(plan: FabricPlan, canary_pairs: int) -> list[list[str]]:
-    """Canary first: the first leaf pairs' switches, then their hosts; then every other switch (spines
-    last, as they carry everyone), then the remaining hosts. Hosts never share a wave with switches, so a
-    wave is all-transactional or all-idempotent."""
-    pairs = list(dict.fromkeys(sw.pair for sw in plan.switches if sw.pair))
-    canary = set(pairs[:canary_pairs])
-    canary_switches = [sw.name for sw in plan.switches if sw.pair in canary]
-    canary_hosts = [h.name for h in plan.hosts if h.pair in canary]
-    leaves = [sw.name for sw in plan.switches if sw.pair and sw.pair not in canary]
-    spines = [sw.name for sw in plan.switches if not sw.pair]
-    hosts = [h.name for h in plan.hosts if h.pair not in canary]
-    return [wave for wave in (canary_switches, canary_hosts, leaves + spines, hosts) if wave]
+def rollout_waves(plan: FabricPlan, canary_groups: int) -> list[list[str]]:
+    """Canary first: the leaves of the first leaf groups, then their hosts; then every other switch,
+    then the remaining hosts. A leaf group is the set of leaves a host attaches to: a ToR pair, or in a
+    rail-optimized fabric one leaf per rail serving the same block of nodes. Hosts never share a wave
+    with switches, so a wave is all-transactional or all-idempotent."""
+    groups: dict[frozenset[str], list[str]] = {}
+    for host in plan.hosts:
+        attached = frozenset([*(m.switch for bond in host.bonds for m in bond.members),
+                              *(n.switch for n in host.nics)])
+        groups.setdefault(attached, []).append(host.name)
+    canary = list(groups.items())[:canary_groups]
+    canary_leaves: set[str] = set().union(*(attached for attached, _ in canary))
+    canary_hosts = {name for _, hosts in canary for name in hosts}
+    # Leaf pairs without hosts still belong to their pair's canary.
+    canary_pairs = {sw.pair for sw in plan.switches if sw.name in canary_leaves and sw.pair}
+    canary_leaves |= {sw.name for sw in plan.switches if sw.pair in canary_pairs}
+    first = [sw.name for sw in plan.switches if sw.name in canary_leaves]
+    leaves = [sw.name for sw in plan.switches if sw.role is Role.LEAF and sw.name not in canary_leaves]
+    upper = [sw.name for sw in plan.switches if sw.role is not Role.LEAF]
+    hosts = [h.name for h in plan.hosts if h.name not in canary_hosts]
+    return [wave for wave in (first, [h.name for h in plan.hosts if h.name in canary_hosts], leaves + upper, hosts)
+            if wave]

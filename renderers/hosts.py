@@ -20,6 +20,7 @@ def _context(plan: FabricPlan, host: Host) -> dict[str, object]:
         "host": host.name,
         "script_name": script_name(host),
         "bonds": host.bonds,
+        "attachment": "; ".join(_attachment(host)),
         "nics": [_nic_view(nic) for nic in host.nics],
         "mtu": profile.mtu_bytes,
         "rx_ring": profile.rx_ring,
@@ -35,6 +36,15 @@ def _context(plan: FabricPlan, host: Host) -> dict[str, object]:
         "gid_index": dict(profile.nccl_env).get("NCCL_IB_GID_INDEX"),
         "nccl_env": profile.nccl_env,
     }
+
+
+def _attachment(host: Host) -> list[str]:
+    parts = []
+    if host.bonds:
+        parts.append("LACP bonds to the leaf pair")
+    if host.nics:
+        parts.append("one routed /31 per NIC to the leaf of its rail")
+    return parts
 
 
 def _nic_view(nic: HostNic) -> dict[str, object]:

@@ -115,7 +115,8 @@ def apply(
     intent: Annotated[Path, typer.Argument(help="intent YAML file")],
     inventory: InventoryOpt,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="stage, diff and discard: change nothing")] = False,
-    canary_pairs: Annotated[int, typer.Option("--canary", min=0, help="leaf pairs (and their hosts) first")] = 1,
+    canary_groups: Annotated[int, typer.Option(
+        "--canary", min=0, help="leaf groups (a ToR pair, or one leaf per rail) and their hosts first")] = 1,
     confirm_s: Annotated[int, typer.Option("--confirm", min=0, max=86399,
                                            help="revert window in seconds where the platform has one")] = 300,
     backup_dir: Annotated[Path, typer.Option("--backup-dir", help="where running configs are saved first")] = Path(
@@ -134,7 +135,7 @@ def apply(
     plan = checked_plan(intent)
     targets = _targets(plan, _inventory(inventory), only)
     names = {t.name for t in targets}
-    waves = [[n for n in wave if n in names] for wave in rollout_waves(plan, canary_pairs)]
+    waves = [[n for n in wave if n in names] for wave in rollout_waves(plan, canary_groups)]
     waves = [wave for wave in waves if wave]
     folder = backup_dir / dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     switches = [t for t in targets if t.access.kind != "host"]

@@ -78,9 +78,10 @@ class FabricLab:
                                                    "username": USERS["cumulus"]}, ssh.known_hosts_line())
 
     def _host(self, host: Host) -> LabDevice:
-        netdevs = [m.netdev for bond in host.bonds for m in bond.members]
+        netdevs = [*(m.netdev for bond in host.bonds for m in bond.members), *(n.netdev for n in host.nics)]
         lag = {bond.rdma_device: (bond.members[0].netdev, bond.members[1].netdev) for bond in host.bonds}
-        device = LinuxHost(self.folder / "hosts" / host.name, host.name, netdevs, lag, username=USERS["host"],
+        device = LinuxHost(self.folder / "hosts" / host.name, host.name, netdevs, lag,
+                           rdma={n.netdev: n.rdma_device for n in host.nics}, username=USERS["host"],
                            password=self.password)
         ssh = LabSSHServer(device, name=host.name, workers=4)
         return LabDevice(host.name, "host", ssh, {"host": ssh.host, "port": ssh.port, "transport": "ssh",

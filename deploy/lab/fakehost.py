@@ -34,29 +34,42 @@ def _stub_state() -> ModuleType:
     return module
 
 
-def make_host(root: Path, netdevs: Sequence[str], roce_lag: Mapping[str, tuple[str, str]], *,
-              mtu: int = 1500, max_mtu: int = 9978, up: bool = True,
+def make_host(root: Path, netdevs: Sequence[str], roce_lag: Mapping[str, tuple[str, str]] | None = None, *,
+              rdma: Mapping[str, str] | None = None, mtu: int = 1500, max_mtu: int = 9978, up: bool = True,
               pause: tuple[bool, bool, bool] = (False, True, True), rings: tuple[int, int] = (1024, 1024),
               ring_max: int = 8192, trust: str = "pcp", ecn_enabled: bool = False, cnp_dscp: int = 48,
               cnp_802p_prio: int = 6) -> Path:
-    """A pristine host: ConnectX PF netdevs (RDMA devices mlx5_0, mlx5_1, ... in order), no bonds, nothing in etc.
+    """A pristine host: ConnectX PF netdevs, each with its own RDMA device, no bonds, nothing in etc.
 
-    roce_lag maps a RoCE LAG RDMA device to the two PF netdevs of its card, e.g. {"mlx5_bond_0": ("ens1f0np0",
-    "ens1f1np1")}: it appears when both are the only ports of one bond. Defaults are what an mlx5 shows after boot:
-    mtu 1500 (max 9978), admin up, 802.3x pause autoneg off / rx on / tx on (mlx5 refuses autoneg), rings 1024/1024
-    of 8192, trust pcp, no PFC, CNP DSCP 48 / priority 6, rdma_cm ToS 0 and "RoCE v2"; DCQCN enable flags are 0 here
-    (set ecn_enabled=True for firmware that enables DCQCN on every priority).
+    Each netdev's RDMA device is present from boot under class/infiniband (GID index 3 is its IPv4 "RoCE v2" GID
+    while it has an address); it is named by `rdma` (netdev -> RDMA device, e.g. {"enp24s0np0": "mlx5_0",
+    "enp64s0np0": "mlx5_3"} for the single-port NICs of a rail-optimized server), else mlx5_0, mlx5_1, ... by the
+    netdev's position. roce_lag maps a RoCE LAG RDMA device to the two PF netdevs of its card, e.g.
+    {"mlx5_bond_0": ("ens1f0np0", "ens1f1np1")}: it appears, and the two per-port devices go, when both are the
+    only ports of one bond. Defaults are what an mlx5 shows after boot: mtu 1500 (max 9978), admin up, 802.3x pause
+    autoneg off / rx on / tx on (mlx5 refuses autoneg), rings 1024/1024 of 8192, trust pcp, no PFC, CNP DSCP 48 /
+    priority 6, rdma_cm ToS 0 and "RoCE v2"; DCQCN enable flags are 0 here (set ecn_enabled=True for firmware that
+    enables DCQCN on every priority).
     """
+    roce_lag = roce_lag or {}
+    rdma = rdma or {}
     for pair in roce_lag.values():
         missing = set(pair) - set(netdevs)
         if missing:
             raise ValueError(f"LAG ports {sorted(missing)} are not netdevs of the host")
+    unknown = set(rdma) - set(netdevs)
+    if unknown:
+        raise ValueError(f"RDMA devices given for {sorted(unknown)}, which are not netdevs of the host")
+    names = [rdma.get(name, f"mlx5_{i}") for i, name in enumerate(netdevs)]
+    taken = sorted({n for n in names if names.count(n) > 1} | (set(names) & set(roce_lag)))
+    if taken:
+        raise ValueError(f"RDMA device names {taken} are used more than once")
     (root / "etc").mkdir(parents=True)
     host = _stub_state().Host.create(str(root / "sys"), {dev: list(pair) for dev, pair in roce_lag.items()})
-    for i, name in enumerate(netdevs):
-        host.add_physical(name, mac=f"0c:42:a1:00:00:{i + 1:02x}", rdma_device=f"mlx5_{i}", mtu=mtu, max_mtu=max_mtu,
-                          up=up, pause=pause, rings=rings, ring_max=ring_max, trust=trust, ecn_enabled=ecn_enabled,
-                          cnp_dscp=cnp_dscp, cnp_802p_prio=cnp_802p_prio)
+    for i, (name, rdma_device) in enumerate(zip(netdevs, names, strict=True)):
+        host.add_physical(name, mac=f"0c:42:a1:00:00:{i + 1:02x}", rdma_device=rdma_device, mtu=mtu,
+                          max_mtu=max_mtu, up=up, pause=pause, rings=rings, ring_max=ring_max, trust=trust,
+                          ecn_enabled=ecn_enabled, cnp_dscp=cnp_dscp, cnp_802p_prio=cnp_802p_prio)
     host.commit()
     return root
 
@@ -88,7 +101,8 @@ def stub(root: Path, tool: str, *args: str, env: Mapping[str, str] | None = None
 
 
 def state(root: Path) -> dict[str, Any]:
-    """The stubs' private kernel state of a fake host (admin state, pause, rings, DCB, addresses, routes, rdma_cm)."""
+    """The stubs' private kernel state of a fake host (admin state, pause, rings, DCB, addresses, routes of every
+    table, policy rules, rdma_cm)."""
     loaded: dict[str, Any] = marshal.loads((root / "sys" / ".stubstate" / "state.marshal").read_bytes())
     return loaded
 

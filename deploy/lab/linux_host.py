@@ -27,11 +27,11 @@ class LinuxHost:
     exist yet) and serves it to `deploy.lab.sshd.LabSSHServer`."""
 
     def __init__(self, sandbox: Path, hostname: str, netdevs: Sequence[str],
-                 roce_lag: Mapping[str, tuple[str, str]], *, username: str = "root", password: str = "lab",
-                 refuse_logins: bool = False) -> None:
+                 roce_lag: Mapping[str, tuple[str, str]], *, rdma: Mapping[str, str] | None = None,
+                 username: str = "root", password: str = "lab", refuse_logins: bool = False) -> None:
         self.sandbox = sandbox.resolve()
         self.sandbox.mkdir(parents=True)
-        fakehost.make_host(self.sandbox, netdevs, roce_lag)
+        fakehost.make_host(self.sandbox, netdevs, roce_lag, rdma=rdma)
         self.hostname = hostname
         self.username = username
         self.password = password

@@ -65,7 +65,7 @@ require_path() {  # PATH WHAT
 
 rdma_presence() { if [[ -e "$SYS/class/infiniband/$1" ]]; then echo present; else echo absent; fi; }
 
-ensure_rdma_device() {  # RDMA_DEVICE: appears once both ports of the card form the bond (RoCE LAG)
+ensure_rdma_device() {  # RDMA_DEVICE: must exist; a bond's appears once its ports form the RoCE LAG
   converge "$1 RDMA device" present rdma_presence "$1" -- true
 }
 
@@ -179,8 +179,9 @@ ensure_route() {  # PREFIX GATEWAY NETDEV
   converge "route $1" "$2 $3" route_via "$1" -- ip route replace "$1" via "$2" dev "$3"
 }
 
-rule_table() {  # SOURCE: the table of the `from SOURCE lookup N` rule, if any
-  ip -4 rule show | awk -v src="$1" '$2 == "from" && $3 == src {for (i = 4; i < NF; i++) if ($i == "lookup") t = $(i + 1)} END {print t}'
+rule_table() {  # SOURCE: the tables of every `from SOURCE lookup N` rule, comma-joined in kernel order
+  # Every rule counts: a stray rule placed before ours would take the traffic while ours looked right.
+  ip -4 rule show | awk -v src="$1" '$2 == "from" && $3 == src {t = ""; for (i = 4; i < NF; i++) if ($i == "lookup") t = $(i + 1); print t}' | paste -sd, -
 }
 
 set_rule() {  # one rule per source: drop any other first

@@ -10,17 +10,21 @@ exactly what the stubs changed:
     class/net/<if>/ecn/roce_{np,rp}/enable/<0-7>, roce_np/{cnp_dscp,cnp_802p_prio}        plain files
     class/net/<if>/device/infiniband/<rdma device>
     class/infiniband/<dev>/ports/1/{gids,gid_attrs/types,gid_attrs/ndevs}/<index>, link_layer, state
-    .stubstate/state.marshal    private kernel state (admin state, carrier, pause, rings, DCB, addresses, routes,
-                                rdma_cm defaults); only the stubs touch it, atomically, under .stubstate/lock.
+    .stubstate/state.marshal    private kernel state (admin state, carrier, pause, rings, DCB, addresses, routes
+                                of every table, policy rules, rdma_cm defaults); only the stubs touch it, atomically,
+                                under .stubstate/lock.
                                 `fakehost.state(root)` loads it for a look.
     .stubstate/roce_lag.json    fixture: {"mlx5_bond_0": ["ens1f0np0", "ens1f1np1"]}, the two PF netdevs of a
                                 dual-port card and the RDMA device its RoCE LAG registers
 
 Kernel behaviours modelled (bond_main.c, rtnetlink, fib, mlx5 lag): a port that is up cannot be enslaved; enslaving
 sets the port's MTU to the bond's and opens it; releasing closes it and restores its MTU; a bond's MTU change goes to
-its ports; a device that goes down, or loses its last IPv4 address, loses its routes; a route's gateway must be on a
-connected subnet of an up device; when both PFs of a declared card are the only ports of one bond in mode 1, 2 or 4
-the per-port RDMA devices go away and the LAG device appears (fresh rdma_cm defaults), and the reverse.
+its ports; a device that goes down, or loses its last IPv4 address, loses its routes (in every table); a route's
+gateway must be on a connected subnet of an up device; policy rules (fib_rules.c) start as the three defaults, keep
+the kernel's order (by preference, a new rule after those of equal preference), take the kernel's default preference
+when added without one, and stay when addresses or devices go; every PF has its own RDMA device (mlx5_N) from boot,
+but when both PFs of a declared card are the only ports of one bond in mode 1, 2 or 4 the per-port RDMA devices go
+away and the LAG device appears (fresh rdma_cm defaults), and the reverse.
 
 Speed: every stub call is a fresh interpreter, and the scripts make a few dozen calls per run, so this module keeps
 the read path to builtins (os, marshal): pathlib and json would pull in re/enum and double a call's start-up time.
@@ -49,6 +53,9 @@ GID_TABLE = 8  # entries shown per port (a real mlx5 port has 255)
 ZERO_GID = ":".join(["0000"] * 8)
 # IFF_* bits as in /sys/class/net/<if>/flags
 IFF_UP, IFF_BROADCAST, IFF_MASTER, IFF_SLAVE, IFF_MULTICAST = 0x1, 0x2, 0x400, 0x800, 0x1000
+# routing tables by name, as iproute2 names them without an /etc/iproute2/rt_tables of its own
+RT_TABLE_DEFAULT, RT_TABLE_MAIN, RT_TABLE_LOCAL = 253, 254, 255
+TABLE_NAMES = {RT_TABLE_DEFAULT: "default", RT_TABLE_MAIN: "main", RT_TABLE_LOCAL: "local"}
 join = os.path.join
 
 
@@ -93,6 +100,17 @@ def ip_interface(text: str) -> object:
     import ipaddress  # here: only the commands that need it pay for it
 
     return ipaddress.IPv4Interface(text)
+
+
+def default_rules() -> list[dict[str, Any]]:
+    """fib4_rules_init: `0: from all lookup local`, `32766: from all lookup main`, `32767: from all lookup default`."""
+    return [{"pref": pref, "src": None, "src_len": 0, "table": table}
+            for pref, table in ((0, RT_TABLE_LOCAL), (32766, RT_TABLE_MAIN), (32767, RT_TABLE_DEFAULT))]
+
+
+def table_name(table: int) -> str:
+    """rtnl_rttable_n2a"""
+    return TABLE_NAMES.get(table, str(table))
 
 
 # --- files ----------------------------------------------------------------------------------------------------------
@@ -199,7 +217,7 @@ class Host:
 
         for folder in (".stubstate", join("class", "net"), join("class", "infiniband")):
             os.makedirs(join(root, folder))
-        state = {"next_ifindex": 2, "netdevs": {}, "routes": [], "rdma_cm": {}}
+        state = {"next_ifindex": 2, "netdevs": {}, "routes": [], "rules": default_rules(), "rdma_cm": {}}
         with open(join(root, ".stubstate", "state.marshal"), "wb") as f:
             f.write(canonical(state))
         write_atomic(join(root, ".stubstate", "lock"), "")
@@ -376,7 +394,14 @@ class Host:
                     out.append({"dst": str(iface.network), "dev": name, "src": str(iface.ip)})  # type: ignore[attr-defined]
         return out
 
-    def replace_route(self, dst: str, via: str | None, dev: str, *, replace: bool) -> None:
+    def routes(self, table: int) -> list[dict[str, Any]]:
+        """The static routes of one table (routes saved before tables were modelled are main-table routes)."""
+        return [r for r in self.state["routes"] if r.get("table", RT_TABLE_MAIN) == table]
+
+    def replace_route(self, dst: str, via: str | None, dev: str, *, replace: bool,
+                      table: int = RT_TABLE_MAIN) -> None:
+        """`ip route add/replace`; the gateway check is the same in every table (fib_check_nh_v4_gw falls back to a
+        full lookup, which finds the connected route of the main table)."""
         import ipaddress
 
         try:
@@ -390,28 +415,73 @@ class Host:
         elif not self.dev(dev)["up"]:
             raise Fail("Error: Nexthop device is not up.", 2)
         routes = self.state["routes"]
-        same = [r for r in routes if r["dst"] == str(net)]
+        same = [r for r in self.routes(table) if r["dst"] == str(net)]
         if same and not replace:
             raise Fail("RTNETLINK answers: File exists", 2)
         for r in same:
             routes.remove(r)
-        routes.append({"dst": str(net), "via": via, "dev": dev})
+        routes.append({"dst": str(net), "via": via, "dev": dev, "table": table})
 
-    def delete_route(self, dst: str) -> None:
+    def delete_route(self, dst: str, table: int = RT_TABLE_MAIN) -> None:
         import ipaddress
 
         routes = self.state["routes"]
-        same = [r for r in routes if r["dst"] == str(ipaddress.IPv4Network(dst, strict=False))]
+        net = str(ipaddress.IPv4Network(dst, strict=False))
+        same = [r for r in self.routes(table) if r["dst"] == net]
         if not same:
             raise Fail("RTNETLINK answers: No such process", 2)
         routes.remove(same[0])
 
     def prune_routes(self) -> None:
-        """fib_disable_ip: routes through a device that is gone, down, or has no IPv4 address left are flushed."""
+        """fib_disable_ip: routes through a device that is gone, down, or has no IPv4 address left are flushed, in
+        every table (fib_sync_down_dev walks them all)."""
         self.state["routes"] = [
             r for r in self.state["routes"]
             if self.exists(r["dev"]) and self.netdevs[r["dev"]]["up"] and self.netdevs[r["dev"]]["addrs"]
         ]
+
+    # --- policy routing (fib_rules.c, fib4_rules) ---------------------------------------------------------------
+
+    @property
+    def rules(self) -> list[dict[str, Any]]:
+        """The IPv4 rules in the kernel's order: {"pref", "src" (None for all), "src_len", "table"}."""
+        rules: list[dict[str, Any]] = self.state.setdefault("rules", default_rules())
+        return rules
+
+    def default_pref(self) -> int:
+        """fib_default_rule_pref: one below the preference of the second rule (the first is `0: ... lookup local`),
+        so 32765, 32764, ... while the defaults are in place; 0 when that rule has preference 0 or is missing."""
+        rules = self.rules
+        if len(rules) >= 2 and rules[1]["pref"]:
+            return int(rules[1]["pref"]) - 1
+        return 0
+
+    def add_rule(self, src: str | None, src_len: int, table: int, pref: int | None) -> None:
+        """fib_nl_newrule with NLM_F_EXCL (as `ip rule add` sends it): an identical rule at the same preference
+        exists already -> EEXIST; without a preference the new rule gets the default one, so adding the same
+        rule twice makes two rules."""
+        rule = {"pref": self.default_pref() if pref is None else pref, "src": src, "src_len": src_len,
+                "table": table}
+        rules = self.rules
+        if rule in rules:
+            raise Fail("RTNETLINK answers: File exists", 2)
+        at = 0
+        for i, r in enumerate(rules):  # after every rule of lower or equal preference
+            if r["pref"] > rule["pref"]:
+                break
+            at = i + 1
+        rules.insert(at, rule)
+
+    def delete_rule(self, src: str | None, src_len: int, table: int | None, pref: int | None) -> None:
+        """fib_nl_delrule: the first rule (in order) that matches what was given; a source of length 0 (`from all`,
+        or none) matches any source, no table any table, no preference any preference."""
+        rules = self.rules
+        for r in rules:
+            if ((pref is None or r["pref"] == pref) and (table is None or r["table"] == table)
+                    and (src_len == 0 or (r["src_len"] == src_len and r["src"] == src))):
+                rules.remove(r)
+                return
+        raise Fail("RTNETLINK answers: No such file or directory", 2)
 
     # --- derived sysfs --------------------------------------------------------------------------------------------
 

@@ -6,7 +6,8 @@
 #
 # Lossless RoCEv2 settings of gpu009, matching its switches: trust DSCP, PFC on priority
 # 3 only, DCQCN (ECN) on that priority, CNPs sent with DSCP 48 / priority 6,
-# RoCE ToS 106 (DSCP 26 + ECT(0)), MTU 9000, no 802.3x pause, LACP bonds to the leaf pair.
+# RoCE ToS 106 (DSCP 26 + ECT(0)), MTU 9000, no 802.3x pause,
+# LACP bonds to the leaf pair.
 # Settings made here are runtime state: run this at every boot (e.g. from a systemd unit).
 # Usage: gpu009.roce.sh [--check]    --check reports drift and changes nothing.
 # Each `converge LABEL WANT READER -- COMMAND` line reads the setting, and only when it differs runs COMMAND
@@ -80,7 +81,7 @@ require_path() {  # PATH WHAT
 
 rdma_presence() { if [[ -e "$SYS/class/infiniband/$1" ]]; then echo present; else echo absent; fi; }
 
-ensure_rdma_device() {  # RDMA_DEVICE: appears once both ports of the card form the bond (RoCE LAG)
+ensure_rdma_device() {  # RDMA_DEVICE: must exist; a bond's appears once its ports form the RoCE LAG
   converge "$1 RDMA device" present rdma_presence "$1" -- true
 }
 
@@ -194,8 +195,9 @@ ensure_route() {  # PREFIX GATEWAY NETDEV
   converge "route $1" "$2 $3" route_via "$1" -- ip route replace "$1" via "$2" dev "$3"
 }
 
-rule_table() {  # SOURCE: the table of the `from SOURCE lookup N` rule, if any
-  ip -4 rule show | awk -v src="$1" '$2 == "from" && $3 == src {for (i = 4; i < NF; i++) if ($i == "lookup") t = $(i + 1)} END {print t}'
+rule_table() {  # SOURCE: the tables of every `from SOURCE lookup N` rule, comma-joined in kernel order
+  # Every rule counts: a stray rule placed before ours would take the traffic while ours looked right.
+  ip -4 rule show | awk -v src="$1" '$2 == "from" && $3 == src {t = ""; for (i = 4; i < NF; i++) if ($i == "lookup") t = $(i + 1); print t}' | paste -sd, -
 }
 
 set_rule() {  # one rule per source: drop any other first
@@ -248,7 +250,7 @@ finish() {
   fi
 }
 
-require_tools ip ethtool mlnx_qos cma_roce_tos cma_roce_mode awk sha256sum
+require_tools ip ethtool mlnx_qos cma_roce_tos cma_roce_mode awk paste sha256sum
 require_netdev enp24s0f0np0
 require_path "$SYS/class/net/enp24s0f0np0/ecn" "ECN/DCQCN sysfs of enp24s0f0np0 (MLNX_OFED/DOCA mlx5 driver)"
 require_netdev enp24s0f1np1
