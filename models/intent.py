@@ -309,6 +309,16 @@ class Management(IntentModel):
     first_offset: StrictInt = Field(10, ge=1, description="the first switch gets subnet address number first_offset")
 
 
+class Racks(IntentModel):
+    """Where equipment stands, for the cabling plan: servers fill compute racks in order (a ToR pair's
+    servers never share a rack with another pair's, and the pair stands in its first rack); spines,
+    rail leaves and super-spines fill network racks per pod."""
+
+    nodes_per_rack: StrictInt = Field(4, ge=1, le=64, description="servers per compute rack (power-bound for GPU "
+                                                                   "servers: 4 x 10 kW is typical)")
+    switches_per_network_rack: StrictInt = Field(8, ge=1, le=48, description="switches per network rack")
+
+
 # Union tags: they show in pydantic's error locations, which the loader removes, so they cannot be keys.
 EXPLICIT_TAG, SIZED_TAG = "explicit-topology", "sized-topology"
 
@@ -337,3 +347,4 @@ class Intent(IntentModel):
     management: Management | None = Field(
         None, description="switch management addresses; needed for vPC keepalives and MLAG backup links"
     )
+    racks: Racks = Racks()

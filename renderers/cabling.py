@@ -1,19 +1,102 @@
-"""Cabling plan: one CSV row per cable, switch side first."""
+"""Cabling plan: one row per connection, with the racks at both ends and the medium that spans them.
+
+The medium follows from placement: inside one rack a passive copper DAC (NVIDIA sells 100G-PAM4 DACs and
+splitters up to 3 m); between racks of one pod multimode optics (2x400G SR4, 50 m); between pods or up to
+the super-spines single-mode optics (2x400G DR4, 500 m). Sources: device-catalogue.md section 8.1.
+A copper splitter serves every child of a broken-out cage, so its rows share one cable id.
+"""
 
 from __future__ import annotations
 
 import csv
 import io
+from dataclasses import dataclass
 
-from renderers.plan import FabricPlan
-
-COLUMNS = ("kind", "a_device", "a_port", "b_device", "b_port", "speed_gbps")
+from renderers.plan import FabricPlan, Link, Role, SwitchPort
 
 
-def render_cabling_csv(plan: FabricPlan) -> str:
+@dataclass(frozen=True, slots=True)
+class Media:
+    name: str  # the cabling plan's media column
+    cable: str  # what is ordered per connection
+    module: str | None  # what is ordered per cage or NIC port; None for copper
+    reach: str
+
+    @property
+    def optical(self) -> bool:
+        return self.module is not None
+
+
+COPPER = Media("copper DAC", "copper DAC", None, "3 m")
+MULTIMODE = Media("multimode optics", "multimode fibre, MPO-12", "multimode transceiver (SR4)", "50 m")
+SINGLE_MODE = Media("single-mode optics", "single-mode fibre, MPO-12", "single-mode transceiver (DR4)", "500 m")
+
+
+@dataclass(frozen=True, slots=True)
+class Connection:
+    cable: str  # rows of one copper splitter share it
+    link: Link
+    a_rack: str
+    b_rack: str
+    media: Media
+    a_cage_gbps: int  # the switch cage's full speed, for optics and splitters
+    b_cage_gbps: int | None  # None: a server NIC port
+    splitter: bool  # a copper cable whose switch end serves a broken-out cage
+
+    @property
+    def b_is_switch(self) -> bool:
+        return self.b_cage_gbps is not None
+
+
+def connections(plan: FabricPlan) -> list[Connection]:
+    switches = {s.name: s for s in plan.switches}
+    ports: dict[tuple[str, str], SwitchPort] = {(s.name, p.name): p for s in plan.switches for p in s.ports}
+    cage_gbps: dict[tuple[str, int], int] = {(s.name, b.cage): b.factor * b.child_speed_gbps
+                                             for s in plan.switches for b in s.breakouts}
+    host_racks = {h.name: h.rack for h in plan.hosts}
+    rows: list[Connection] = []
+    splitter_ids: dict[tuple[str, int], str] = {}
+    cables = 0
+    for link in plan.links:
+        a_switch = switches[link.a.device]
+        b_switch = switches.get(link.b.device)
+        a_port = ports[(a_switch.name, link.a.port)]
+        a_rack = a_switch.rack
+        b_rack = b_switch.rack if b_switch else host_racks[link.b.device]
+        if a_rack == b_rack:
+            media = COPPER
+        elif b_switch is not None and (Role.SUPERSPINE in (a_switch.role, b_switch.role)
+                                       or a_switch.pod != b_switch.pod):
+            media = SINGLE_MODE
+        else:
+            media = MULTIMODE
+        a_cage = cage_gbps.get((a_switch.name, a_port.cage), a_port.speed_gbps)
+        b_cage = None
+        if b_switch is not None:
+            b_port = ports[(b_switch.name, link.b.port)]
+            b_cage = cage_gbps.get((b_switch.name, b_port.cage), b_port.speed_gbps)
+        splitter = media is COPPER and a_port.broken_out
+        cable = splitter_ids.get((a_switch.name, a_port.cage), "") if splitter else ""
+        if not cable:
+            cables += 1
+            cable = f"C{cables:05d}"
+            if splitter:
+                splitter_ids[(a_switch.name, a_port.cage)] = cable
+        rows.append(Connection(cable, link, a_rack, b_rack, media, a_cage, b_cage, splitter))
+    return rows
+
+
+COLUMNS = ("cable", "kind", "a_device", "a_port", "a_rack", "b_device", "b_port", "b_rack", "speed_gbps",
+           "media", "max_length")
+
+
+def render_cabling_csv(plan: FabricPlan, rows: list[Connection] | None = None) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COLUMNS)
-    for link in plan.links:
-        writer.writerow((link.kind.value, link.a.device, link.a.port, link.b.device, link.b.port, link.speed_gbps))
+    for row in rows if rows is not None else connections(plan):
+        link = row.link
+        media = f"{row.media.name} splitter" if row.splitter else row.media.name
+        writer.writerow((row.cable, link.kind.value, link.a.device, link.a.port, row.a_rack, link.b.device,
+                         link.b.port, row.b_rack, link.speed_gbps, media, row.media.reach))
     return out.getvalue()

@@ -163,6 +163,7 @@ class Switch:
     bgp: Bgp
     mlag: Mlag | None
     management: Management | None
+    rack: str  # see renderers/placement.py
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +209,7 @@ class Host:
     pod: int | None
     bonds: tuple[HostBond, ...]
     nics: tuple[HostNic, ...] = ()
+    rack: str = ""  # set when the plan is finished; see renderers/placement.py
 
     @property
     def rdma_devices(self) -> tuple[str, ...]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from ipaddress import IPv4Address, IPv4Network
 
 from models.catalogue import Multihoming, SwitchModel, lookup_model
@@ -10,6 +10,7 @@ from models.findings import Finding, Path, Severity
 from models.intent import Clos, Intent, LeafPair, PortOverrides, Topology
 from models.naming import host_names_by_pair, spine_names
 from renderers.natural import natural_key
+from renderers.placement import Placed, place
 from renderers.plan import (
     Bgp,
     BgpNeighbor,
@@ -352,17 +353,20 @@ class _PlannerBase:
         if self.findings:
             raise PlanningError(self.findings)
         intent = self.intent
+        racks = place([Placed(d.name, d.role, d.pod, d.pair) for d in switches],
+                      [Placed(h.name, None, h.pod, h.pair) for h in hosts],
+                      intent.racks.nodes_per_rack, intent.racks.switches_per_network_rack)
         return FabricPlan(
             source=self.source,
             qos=plan_qos(intent),
             vlans=tuple(Vlan(v.id, v.name, str(v.subnet)) for v in sorted(intent.vlans, key=lambda v: v.id)),
-            switches=tuple(self._freeze(d) for d in switches),
-            hosts=tuple(hosts),
+            switches=tuple(self._freeze(d, racks[d.name]) for d in switches),
+            hosts=tuple(replace(h, rack=racks[h.name]) for h in hosts),
             links=tuple(self.links),
             host_profile=self._host_profile(),
         )
 
-    def _freeze(self, d: _SwitchDraft) -> Switch:
+    def _freeze(self, d: _SwitchDraft, rack: str) -> Switch:
         spec = d.model.spec
         ports = tuple(sorted(d.ports, key=lambda sp: natural_key(sp.name)))
         vlans = tuple(sorted(v.id for v in self.intent.vlans)) if d.pair is not None else ()
@@ -394,6 +398,7 @@ class _PlannerBase:
             ),
             mlag=d.mlag,
             management=d.management,
+            rack=rack,
         )
 
     def _host_profile(self) -> HostProfile:

@@ -7,8 +7,12 @@ from dataclasses import dataclass
 
 from models.catalogue import PLATFORMS, Platform, lookup_model
 from renderers import cumulus, eos, hosts, nxos
-from renderers.cabling import render_cabling_csv
+from renderers.bom import render_bom_csv
+from renderers.cabling import connections, render_cabling_csv
+from renderers.containerlab import render_containerlab
+from renderers.diagram import render_topology_svg
 from renderers.plan import FabricPlan, Switch, plan_to_json
+from renderers.summary import fabric_summary, summary_to_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +51,14 @@ def render_fabric(plan: FabricPlan) -> list[RenderedFile]:
                                   hosts.render_script(plan, host), executable=True))
         files.append(RenderedFile(f"hosts/{host.name}.nccl.env", host.name, "nccl-env",
                                   hosts.render_nccl_env(plan, host)))
-    files.append(RenderedFile("cabling.csv", "fabric", "cabling-plan", render_cabling_csv(plan)))
-    files.append(RenderedFile("plan.json", "fabric", "plan", plan_to_json(plan)))
+    cabling = connections(plan)
+    fabric = [
+        ("cabling.csv", "cabling-plan", render_cabling_csv(plan, cabling)),
+        ("bom.csv", "bill-of-materials", render_bom_csv(plan, cabling)),
+        ("topology.svg", "topology-diagram", render_topology_svg(plan)),
+        ("lab-cut.clab.yml", "containerlab-topology", render_containerlab(plan)),
+        ("summary.json", "summary", summary_to_json(fabric_summary(plan))),
+        ("plan.json", "plan", plan_to_json(plan)),
+    ]
+    files.extend(RenderedFile(path, "fabric", kind, content) for path, kind, content in fabric)
     return files

@@ -16,6 +16,14 @@ INTENTS = ROOT / "intents"
 EXAMPLES = sorted(p.stem for p in INTENTS.glob("*.yaml"))
 # Examples small enough to keep every rendered file as a golden file; the large ones keep a sample.
 FULL_GOLDEN = ["lab", "pod32"]
+SAMPLED_GOLDEN = {
+    "tor128-3tier": ["plan.json", "summary.json", "bom.csv", "cabling.csv", "topology.svg", "lab-cut.clab.yml",
+                     "switches/super001.nvue.yaml", "switches/spine001.cfg", "switches/spine018.cfg",
+                     "switches/rack001-a.cfg", "hosts/gpu001.roce.sh", "hosts/gpu001.nccl.env"],
+    "cluster1024-rail": ["summary.json", "bom.csv", "topology.svg", "lab-cut.clab.yml",
+                         "switches/spine064.nvue.yaml", "switches/leaf001.nvue.yaml", "switches/leaf128.nv-set.txt",
+                         "hosts/gpu1024.roce.sh", "hosts/gpu1024.nccl.env"],
+}
 # Golden files and property tests use a fixed version so a release bump does not rewrite every header.
 TEST_VERSION = "0.0.0-test"
 

@@ -12,6 +12,7 @@ from conftest import INTENTS, TEST_VERSION, example_plan
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from properties import check_fabric
+from test_cabling import check_cabling, check_placement
 
 from models.catalogue import MODELS
 from renderers.pipeline import check_file
@@ -139,6 +140,8 @@ def test_generated_clos_fabrics(tmp_path_factory: pytest.TempPathFactory, intent
     assert checked.plan is not None
     assert_clos_properties(checked.plan, intent)
     check_fabric(checked.plan, render_fabric(checked.plan))
+    check_placement(checked.plan)
+    check_cabling(checked.plan)
 
 
 @pytest.mark.parametrize("name", ["cluster1024-rail", "tor128-3tier"])

@@ -9,7 +9,7 @@ import difflib
 import shutil
 
 import pytest
-from conftest import FULL_GOLDEN, ROOT, example_files
+from conftest import FULL_GOLDEN, ROOT, SAMPLED_GOLDEN, example_files
 
 from renderers.output import manifest_json
 
@@ -37,5 +37,25 @@ def test_rendered_output_matches_golden(name: str, request: pytest.FixtureReques
     assert (folder / "manifest.json").read_text(encoding="utf-8") == manifest_json(list(files))
 
 
-def test_every_full_golden_example_has_golden_files() -> None:
-    assert sorted(p.name for p in GOLDEN.iterdir() if p.is_dir()) == sorted(FULL_GOLDEN)
+@pytest.mark.parametrize("name", sorted(SAMPLED_GOLDEN))
+def test_sampled_output_matches_golden(name: str, request: pytest.FixtureRequest) -> None:
+    """Large examples keep the plan, the artifacts and a few devices of each tier as golden files."""
+    rendered = {f.path: f.content for f in example_files(name)}
+    folder = GOLDEN / name
+    if request.config.getoption("--regen-golden"):
+        shutil.rmtree(folder, ignore_errors=True)
+        for path in SAMPLED_GOLDEN[name]:
+            (folder / path).parent.mkdir(parents=True, exist_ok=True)
+            (folder / path).write_text(rendered[path], encoding="utf-8")
+    on_disk = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    assert on_disk == sorted(SAMPLED_GOLDEN[name]), "golden sample files added or missing"
+    for path in SAMPLED_GOLDEN[name]:
+        expected = (folder / path).read_text(encoding="utf-8")
+        if expected != rendered[path]:
+            diff = "".join(difflib.unified_diff(expected.splitlines(True), rendered[path].splitlines(True),
+                                                f"golden/{name}/{path}", "rendered", n=2))
+            pytest.fail(f"{path} differs from its golden file:\n{diff[:4000]}")
+
+
+def test_every_example_has_golden_files() -> None:
+    assert sorted(p.name for p in GOLDEN.iterdir() if p.is_dir()) == sorted([*FULL_GOLDEN, *SAMPLED_GOLDEN])

@@ -1,0 +1,92 @@
+"""Bill of materials: switches per model, cables per medium and speed, optics per cage and NIC port.
+
+Counted from the cabling plan, so the order list and the technicians' sheet cannot disagree. An optical
+module serves a whole switch cage (a twin-port 800G module carries both 400G children of a broken-out
+cage), so switch-side optics are counted per cage; server-side optics per NIC port.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter
+from dataclasses import dataclass
+
+from models.catalogue import PLATFORMS, Platform
+from renderers.cabling import Connection, connections
+from renderers.natural import natural_key
+from renderers.plan import FabricPlan
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    category: str  # switch, cable, optic
+    item: str
+    speed_gbps: int | None
+    quantity: int
+    note: str
+
+
+def bill_of_materials(plan: FabricPlan, rows: list[Connection] | None = None) -> list[Item]:
+    rows = rows if rows is not None else connections(plan)
+    items: list[Item] = []
+
+    models: dict[str, list[str]] = {}
+    for switch in plan.switches:
+        models.setdefault(switch.model, []).append(switch.role.value)
+    for model, roles in sorted(models.items(), key=lambda m: natural_key(m[0])):
+        platform = next(s for s in plan.switches if s.model == model).platform
+        spec = PLATFORMS[Platform(platform)]
+        tiers = ", ".join(f"{n} {role}" for role, n in sorted(Counter(roles).items()))
+        items.append(Item("switch", model, None, len(roles), f"{spec.display_name} {spec.release}; {tiers}"))
+
+    cables: Counter[tuple[str, int, str]] = Counter()
+    splitters: set[str] = set()
+    switch_optics: Counter[tuple[str, int]] = Counter()
+    cages_with_optics: set[tuple[str, str]] = set()
+    nic_optics: Counter[tuple[str, int]] = Counter()
+    ports = {(s.name, p.name): p.cage for s in plan.switches for p in s.ports}
+    for row in rows:
+        link = row.link
+        if row.splitter:
+            if row.cable not in splitters:
+                splitters.add(row.cable)
+                factor = row.a_cage_gbps // link.speed_gbps
+                cables[(f"{row.media.cable} splitter 1x{row.a_cage_gbps}G to {factor}x{link.speed_gbps}G",
+                        row.a_cage_gbps, row.media.reach)] += 1
+            continue
+        cables[(row.media.cable, link.speed_gbps, row.media.reach)] += 1
+        if row.media.module is None:
+            continue
+        ends = [(link.a.device, link.a.port, row.a_cage_gbps)]
+        if row.b_cage_gbps is not None:
+            ends.append((link.b.device, link.b.port, row.b_cage_gbps))
+        else:
+            nic_optics[(row.media.module, link.speed_gbps)] += 1
+        for device, port, cage_gbps in ends:
+            cage = (device, str(ports[(device, port)]))
+            if cage not in cages_with_optics:
+                cages_with_optics.add(cage)
+                switch_optics[(row.media.module, cage_gbps)] += 1
+
+    for (name, speed, reach), n in sorted(cables.items()):
+        items.append(Item("cable", name, speed, n, f"up to {reach}"))
+    for (name, speed), n in sorted(switch_optics.items()):
+        items.append(Item("optic", f"{name}, switch cage", speed, n,
+                          "one per switch cage; a broken-out cage's ports share it"))
+    for (name, speed), n in sorted(nic_optics.items()):
+        items.append(Item("optic", f"{name}, server NIC port", speed, n, "one per NIC port"))
+    return items
+
+
+COLUMNS = ("category", "item", "speed_gbps", "quantity", "note")
+
+
+def render_bom_csv(plan: FabricPlan, rows: list[Connection] | None = None) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for item in bill_of_materials(plan, rows):
+        writer.writerow((item.category, item.item, "" if item.speed_gbps is None else item.speed_gbps,
+                         item.quantity, item.note))
+    return out.getvalue()

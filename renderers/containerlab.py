@@ -1,0 +1,404 @@
+"""A containerlab topology for a small lab cut of a planned fabric.
+
+A laptop cannot run 192 switches, so `select_lab_cut` keeps a small, representative, connected subset of the
+plan (a leaf pair or two rails' leaves, the spines and super-spines above them, two hosts) and
+`render_containerlab` writes it as a containerlab topology file. Node kinds and interface names follow
+containerlab's kind documentation:
+
+- Arista EOS -> `arista_ceos` (cEOS-lab container). Interfaces are `ethN`; `ethX_Y` comes up as `EthernetX/Y`
+  inside cEOS, so cEOS ports keep their physical numbering.
+- Cisco NX-OS -> `cisco_n9kv` (Nexus 9000v VM packaged with vrnetlab). `ethN` is `Ethernet1/N` inside NX-OS.
+- NVIDIA Cumulus Linux -> `nvidia_cumulusvx` (Cumulus VX VM packaged with vrnetlab), interfaces `swpN`. The old
+  container-based `cvx` kind is unmaintained and Cumulus VX itself was discontinued after 5.12.1.
+- GPU hosts -> `linux`, interfaces `eth1`, `eth2`, ... in the host's NIC order.
+
+The lab gets no addresses from the plan: containerlab assigns management addresses on its own network, and no
+startup configs are attached (rendered configs name the physical ports; the file shows the mapping).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import yaml
+
+from renderers.natural import natural_key
+from renderers.plan import Endpoint, FabricPlan, Host, Link, LinkKind, Role, Switch
+
+MAX_SUPERSPINES = 2
+MAX_SPINES = 2
+MAX_RAILS = 2  # rail-optimized fabrics: the first two rails of the first pod
+LEAVES_PER_RAIL = 2  # two leaves per rail, so same-rail traffic between hosts crosses a spine
+MAX_HOSTS = 2
+# Parallel links between two switches beyond this many add container ports (and VM NICs) without showing
+# anything new: two still exercise ECMP, parallel BGP sessions and a two-member peer-link.
+MAX_PARALLEL_LINKS = 2
+
+# rocefab platform -> containerlab kind.
+KINDS: dict[str, str] = {"eos": "arista_ceos", "nxos": "cisco_n9kv", "cumulus": "nvidia_cumulusvx"}
+HOST_KIND = "linux"
+
+# Placeholder images; the switch tags are the release the plan targets (see `_images`).
+_IMAGE_REPOS: dict[str, str] = {
+    "arista_ceos": "ceos",
+    "cisco_n9kv": "vrnetlab/cisco_n9kv",
+    "nvidia_cumulusvx": "vrnetlab/nvidia_cumulus-vx",
+}
+HOST_IMAGE = "ghcr.io/srl-labs/network-multitool:latest"
+
+_NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+_EOS_PORT = re.compile(r"Ethernet([1-9]\d*(?:/\d+)*)")
+_LINUX_IFNAME_MAX = 15
+
+_ROLE_TITLES: dict[Role, str] = {Role.SUPERSPINE: "super-spines", Role.SPINE: "spines", Role.LEAF: "leaves"}
+
+
+@dataclass(frozen=True, slots=True)
+class LabCut:
+    """The devices and links a lab keeps, each tuple in plan order."""
+
+    superspines: tuple[Switch, ...]
+    spines: tuple[Switch, ...]
+    leaves: tuple[Switch, ...]
+    hosts: tuple[Host, ...]
+    links: tuple[Link, ...]
+
+    @property
+    def switches(self) -> tuple[Switch, ...]:
+        return (*self.superspines, *self.spines, *self.leaves)
+
+    @property
+    def device_names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.switches) + tuple(h.name for h in self.hosts)
+
+
+def _link_counts(links: Iterable[Link]) -> dict[str, dict[str, int]]:
+    """Links between each two devices, both directions."""
+    counts: dict[str, dict[str, int]] = {}
+    for link in links:
+        a, b = link.a.device, link.b.device
+        counts.setdefault(a, {})[b] = counts.setdefault(a, {}).get(b, 0) + 1
+        counts.setdefault(b, {})[a] = counts.setdefault(b, {}).get(a, 0) + 1
+    return counts
+
+
+def _pick_leaves(plan: FabricPlan) -> list[Switch]:
+    leaves = [s for s in plan.switches if s.role is Role.LEAF]
+    if not leaves:
+        return []
+    first = leaves[0]
+    if first.pair is not None:
+        return [s for s in leaves if s.pair == first.pair]
+    if first.rail is not None:
+        in_pod = [s for s in leaves if s.pod == first.pod and s.rail is not None]
+        rails = sorted({s.rail for s in in_pod if s.rail is not None})[:MAX_RAILS]
+        kept = {s.name for r in rails for s in [x for x in in_pod if x.rail == r][:LEAVES_PER_RAIL]}
+        return [s for s in leaves if s.name in kept]
+    return leaves[:2]
+
+
+def _pick_covering(
+    candidates: list[Switch], targets: list[str], counts: dict[str, dict[str, int]], limit: int
+) -> list[Switch]:
+    """Up to `limit` candidates linked to the targets: first greedily covering targets none reaches yet, then
+    those with the most links to them; ties go to plan order. Returned in plan order."""
+    linked = [c for c in candidates if any(counts.get(c.name, {}).get(t) for t in targets)]
+    chosen: list[Switch] = []
+    uncovered = set(targets)
+    while len(chosen) < limit and uncovered:
+        taken = {c.name for c in chosen}
+        # max() keeps the first of equals, so ties go to plan order.
+        best = max(
+            (c for c in linked if c.name not in taken),
+            key=lambda c: len(uncovered & counts.get(c.name, {}).keys()),
+            default=None,
+        )
+        if best is None or not uncovered & counts.get(best.name, {}).keys():
+            break
+        chosen.append(best)
+        uncovered -= counts.get(best.name, {}).keys()
+    taken = {c.name for c in chosen}
+    rest = sorted(  # stable: ties stay in plan order
+        (c for c in linked if c.name not in taken),
+        key=lambda c: -sum(counts.get(c.name, {}).get(t, 0) for t in targets),
+    )
+    chosen.extend(rest[: limit - len(chosen)])
+    order = {c.name: i for i, c in enumerate(candidates)}
+    return sorted(chosen, key=lambda c: order[c.name])
+
+
+def _pick_superspines(
+    superspines: list[Switch], spines: list[Switch], counts: dict[str, dict[str, int]]
+) -> list[Switch]:
+    """One super-spine above each kept spine (each spine reaches its own plane), then others above them."""
+    chosen: list[str] = []
+    for spine in spines:
+        above = [s.name for s in superspines if counts.get(spine.name, {}).get(s.name) and s.name not in chosen]
+        if above and len(chosen) < MAX_SUPERSPINES:
+            chosen.append(above[0])
+    for s in superspines:
+        if len(chosen) >= MAX_SUPERSPINES:
+            break
+        if s.name not in chosen and any(counts.get(s.name, {}).get(sp.name) for sp in spines):
+            chosen.append(s.name)
+    return [s for s in superspines if s.name in chosen]
+
+
+def _pick_hosts(plan: FabricPlan, leaves: list[Switch]) -> list[Host]:
+    """Up to MAX_HOSTS hosts cabled to the kept leaves, preferring hosts that reach a kept leaf no chosen host
+    reaches yet (on rail-optimized fabrics: hosts under different leaves of the same rail)."""
+    kept = {s.name for s in leaves}
+    reach: dict[str, set[str]] = {}
+    for link in plan.links:
+        if link.kind is LinkKind.HOST and link.a.device in kept:
+            reach.setdefault(link.b.device, set()).add(link.a.device)
+    attached = [h for h in plan.hosts if h.name in reach]
+    chosen: list[str] = []
+    covered: set[str] = set()
+    for host in attached:
+        if len(chosen) < MAX_HOSTS and reach[host.name] - covered:
+            chosen.append(host.name)
+            covered |= reach[host.name]
+    for host in attached:
+        if len(chosen) < MAX_HOSTS and host.name not in chosen:
+            chosen.append(host.name)
+    return [h for h in plan.hosts if h.name in chosen]
+
+
+def select_lab_cut(plan: FabricPlan) -> LabCut:
+    """Choose a small, connected, representative subset of the plan for a lab.
+
+    - leaves: the first leaf pair (ToR dual-homed designs), or the first LEAVES_PER_RAIL leaves of each of the
+      first MAX_RAILS rails of the first pod (rail-optimized designs), or else the first two leaves;
+    - spines: up to MAX_SPINES spines chosen by their links, so that together they reach every kept leaf (in
+      three-tier fabrics these are spines of the kept leaves' pod);
+    - super-spines: for each kept spine the first super-spine it is cabled to (its plane), up to MAX_SUPERSPINES;
+    - hosts: up to MAX_HOSTS hosts cabled to kept leaves, preferring hosts under different leaves;
+    - links: plan links whose both ends are kept; host links all (every NIC of a kept host that reaches a kept
+      leaf), switch-to-switch links at most MAX_PARALLEL_LINKS between the same two switches, first in plan order.
+
+    The choice is deterministic and reads only the plan.
+    """
+    counts = _link_counts(plan.links)
+    leaves = _pick_leaves(plan)
+    leaf_names = [s.name for s in leaves]
+    spines = _pick_covering([s for s in plan.switches if s.role is Role.SPINE], leaf_names, counts, MAX_SPINES)
+    superspines = _pick_superspines([s for s in plan.switches if s.role is Role.SUPERSPINE], spines, counts)
+    hosts = _pick_hosts(plan, leaves)
+
+    kept = {s.name for s in (*superspines, *spines, *leaves)} | {h.name for h in hosts}
+    parallel: dict[frozenset[str], int] = {}
+    links: list[Link] = []
+    for link in plan.links:
+        if link.a.device not in kept or link.b.device not in kept:
+            continue
+        if link.kind is not LinkKind.HOST:
+            pair = frozenset((link.a.device, link.b.device))
+            if parallel.get(pair, 0) >= MAX_PARALLEL_LINKS:
+                continue
+            parallel[pair] = parallel.get(pair, 0) + 1
+        links.append(link)
+    return LabCut(tuple(superspines), tuple(spines), tuple(leaves), tuple(hosts), tuple(links))
+
+
+def node_kind(switch: Switch) -> str:
+    """The containerlab kind standing in for a switch's platform."""
+    try:
+        return KINDS[switch.platform]
+    except KeyError:
+        raise ValueError(f"{switch.name}: no containerlab kind for platform {switch.platform!r}") from None
+
+
+def ceos_interface(port: str) -> str | None:
+    """The cEOS container interface that comes up as an EOS port, if there is one.
+
+    >>> ceos_interface("Ethernet61/1"), ceos_interface("Ethernet5"), ceos_interface("Port-Channel1")
+    ('eth61_1', 'eth5', None)
+    """
+    match = _EOS_PORT.fullmatch(port)
+    if match is None:
+        return None
+    name = "eth" + match.group(1).replace("/", "_")
+    return name if len(name) <= _LINUX_IFNAME_MAX else None
+
+
+def container_interfaces(cut: LabCut) -> dict[Endpoint, str]:
+    """The container interface each kept link endpoint uses.
+
+    cEOS nodes keep physical numbering (`Ethernet61/1` -> `eth61_1`) when every kept port allows it, otherwise
+    they count `eth1`, `eth2`, ...; NX-OSv nodes count `eth1`, ...; Cumulus VX nodes count `swp1`, ...; hosts count
+    `eth1`, ... in their NIC order. Switch ports are counted in the order the plan lists them on the switch.
+    """
+    used: dict[str, list[str]] = {}
+    for link in cut.links:
+        for end in (link.a, link.b):
+            ports = used.setdefault(end.device, [])
+            if end.port not in ports:
+                ports.append(end.port)
+
+    mapping: dict[Endpoint, str] = {}
+    for switch in cut.switches:
+        listed = {p.name: i for i, p in enumerate(switch.ports)}
+        ports = sorted(used.get(switch.name, []), key=lambda p: (listed.get(p, len(listed)), natural_key(p)))
+        kind = node_kind(switch)
+        names: list[str]
+        if kind == "arista_ceos" and all(ceos_interface(p) is not None for p in ports):
+            names = [ceos_interface(p) or "" for p in ports]
+        elif kind == "nvidia_cumulusvx":
+            names = [f"swp{i}" for i in range(1, len(ports) + 1)]
+        else:
+            names = [f"eth{i}" for i in range(1, len(ports) + 1)]
+        mapping.update({Endpoint(switch.name, p): n for p, n in zip(ports, names, strict=True)})
+    for host in cut.hosts:
+        nic_order = [m.netdev for b in host.bonds for m in b.members] + [n.netdev for n in host.nics]
+        listed = {netdev: i for i, netdev in enumerate(nic_order)}
+        ports = sorted(used.get(host.name, []), key=lambda p: (listed.get(p, len(listed)), natural_key(p)))
+        mapping.update({Endpoint(host.name, p): f"eth{i}" for i, p in enumerate(ports, start=1)})
+    return mapping
+
+
+def _scalar(text: str) -> str:
+    """A YAML scalar for text: plain when YAML reads it back as the same string, double-quoted otherwise."""
+    try:
+        plain_ok = text.strip() == text and yaml.safe_load(text) == text
+    except yaml.YAMLError:
+        plain_ok = False
+    return text if plain_ok else json.dumps(text)
+
+
+def _images(cut: LabCut) -> dict[str, str]:
+    images: dict[str, str] = {}
+    for switch in cut.switches:
+        kind = node_kind(switch)
+        images.setdefault(kind, f"{_IMAGE_REPOS[kind]}:{switch.release}")
+    if cut.hosts:
+        images[HOST_KIND] = HOST_IMAGE
+    return images
+
+
+_KIND_NOTES: dict[str, str] = {
+    "arista_ceos": "Arista cEOS-lab container; import it with `docker import cEOS64-lab-<version>.tar.xz <image>`.",
+    "cisco_n9kv": (
+        "Nexus 9000v VM packaged with srl-labs/vrnetlab; needs /dev/kvm and by default 10 GB RAM and 4 vCPUs per "
+        "node (n9kv-lite: set env QEMU_MEMORY: 6144 and QEMU_SMP: 2 on the kind)."
+    ),
+    "nvidia_cumulusvx": (
+        "Cumulus VX VM packaged with srl-labs/vrnetlab; needs /dev/kvm and a containerlab release that has this "
+        "kind. NVIDIA discontinued Cumulus VX after 5.12.1, so use the newest VX you have. containerlab's older "
+        "container-based `cvx` kind takes the same swpN names but is no longer maintained."
+    ),
+    HOST_KIND: "GPU hosts; any Linux image with iproute2. Nothing is configured on them.",
+}
+
+_RELEASE_NAMES: dict[str, str] = {"eos": "EOS", "nxos": "NX-OS", "cumulus": "Cumulus Linux"}
+_WIDTH = 116
+
+
+def _comment(text: str, first: str = "# ", rest: str = "# ") -> list[str]:
+    return textwrap.wrap(text, _WIDTH, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False)
+
+
+def _header(plan: FabricPlan, cut: LabCut, images: dict[str, str]) -> list[str]:
+    source = plan.source
+    n_switch_links = sum(1 for link in cut.links if link.kind is not LinkKind.HOST)
+    lines = _comment(
+        f"Lab cut of fabric {source.fabric!r} for containerlab, generated by rocefab {source.rocefab_version} from "
+        f"{source.intent_file}: a small, representative subset of the planned fabric, not the fabric. It holds"
+    )
+    for role in (Role.SUPERSPINE, Role.SPINE, Role.LEAF):
+        names = [s.name for s in cut.switches if s.role is role]
+        if names:
+            lines += _comment(", ".join(names), f"#   {_ROLE_TITLES[role] + ':':14}", "#" + " " * 17)
+    if cut.hosts:
+        lines += _comment(", ".join(h.name for h in cut.hosts), f"#   {'hosts:':14}", "#" + " " * 17)
+    lines += _comment(
+        f"{len(cut.switches)} of {len(plan.switches)} switches, {len(cut.hosts)} of {len(plan.hosts)} hosts and "
+        f"{len(cut.links)} of {len(plan.links)} links ({n_switch_links} between switches: at most "
+        f"{MAX_PARALLEL_LINKS} parallel links between two switches are kept). Deploy with "
+        "`containerlab deploy -t <this file>`."
+    )
+    lines += ["#"]
+    lines += _comment(
+        "Images: the tags under topology.kinds are placeholders (a switch tag names the release the plan "
+        "targets); edit them to the images you have built or imported."
+    )
+    releases = {node_kind(s): (s.platform, s.release) for s in cut.switches}
+    for kind in images:
+        target = ""
+        if kind in releases:
+            platform, release = releases[kind]
+            target = f"(plan target: {_RELEASE_NAMES.get(platform, platform)} {release}) "
+        lines += _comment(f"{target}{_KIND_NOTES[kind]}", f"#   {kind}: ", "#     ")
+    lines += ["#"]
+    lines += _comment(
+        "Interfaces: a container has few ports, so each kept switch port maps to a container interface. "
+        "arista_ceos keeps the physical numbering (ethX_Y comes up as EthernetX/Y in cEOS; eth1, eth2, ... if a "
+        "port has no such name), cisco_n9kv counts eth1, eth2, ... (Ethernet1/1, Ethernet1/2, ... in NX-OS), "
+        "nvidia_cumulusvx counts swp1, swp2, ... and hosts count eth1, eth2, ... in NIC order. The comment above "
+        "each link names the physical ports it stands for; each node's rocefab-port-<interface> labels record "
+        "the same mapping."
+    )
+    lines += ["#"]
+    lines += _comment(
+        "Management: containerlab assigns every node's management address on its own management network; the "
+        "plan's management addresses are not used."
+    )
+    lines += _comment(
+        "Startup configs: none are attached. The configs rocefab renders name the physical ports: rename their "
+        "interfaces with the mapping shown here before loading them into this lab."
+    )
+    return lines
+
+
+def _lab_name(fabric: str) -> str:
+    # containerlab joins lab and node names with dashes, so the lab name avoids them.
+    return "rocefab_" + re.sub(r"[^A-Za-z0-9_]", "_", fabric)
+
+
+def render_containerlab(plan: FabricPlan) -> str:
+    """A containerlab topology file (YAML) for the lab cut of the plan; the same plan gives the same text."""
+    cut = select_lab_cut(plan)
+    for name in cut.device_names:
+        if not _NODE_NAME.fullmatch(name):
+            raise ValueError(f"{name!r} cannot be a containerlab node name")
+    interfaces = container_interfaces(cut)
+    images = _images(cut)
+
+    lines = _header(plan, cut, images)
+    lines += [f"name: {_scalar(_lab_name(plan.source.fabric))}", "", "topology:", "  kinds:"]
+    for kind, image in images.items():
+        lines += [f"    {kind}:", f"      image: {_scalar(image)}"]
+
+    by_device: dict[str, list[tuple[str, str]]] = {}
+    for end, iface in interfaces.items():
+        by_device.setdefault(end.device, []).append((iface, end.port))
+
+    lines += ["", "  nodes:"]
+    for switch in cut.switches:
+        labels = [
+            ("rocefab-role", switch.role.value),
+            ("rocefab-platform", switch.platform),
+            ("rocefab-model", switch.model),
+        ]
+        lines += _node(switch.name, node_kind(switch), switch.role.value, labels, by_device.get(switch.name, []))
+    for host in cut.hosts:
+        lines += _node(host.name, HOST_KIND, "host", [("rocefab-role", "host")], by_device.get(host.name, []))
+
+    lines += ["", "  links:"]
+    for link in cut.links:
+        a, b = interfaces[link.a], interfaces[link.b]
+        ends = f"{link.a.device} {link.a.port} <-> {link.b.device} {link.b.port}"
+        lines.append(f"    # {ends} ({link.kind.value}, {link.speed_gbps}G)")
+        lines.append(f"    - endpoints: {json.dumps([f'{link.a.device}:{a}', f'{link.b.device}:{b}'])}")
+    return "\n".join(lines) + "\n"
+
+
+def _node(name: str, kind: str, group: str, labels: list[tuple[str, str]], ports: list[tuple[str, str]]) -> list[str]:
+    lines = [f"    {_scalar(name)}:", f"      kind: {kind}", f"      group: {_scalar(group)}", "      labels:"]
+    lines += [f"        {key}: {_scalar(value)}" for key, value in labels]
+    lines += [f"        {_scalar('rocefab-port-' + iface)}: {_scalar(port)}" for iface, port in ports]
+    return lines

@@ -1,0 +1,118 @@
+"""Rack placement, cabling plan and bill of materials: every link once, the medium its racks call for, and
+quantities that add up to the cabling plan."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter, defaultdict
+
+import pytest
+from conftest import EXAMPLES, example_plan
+
+from renderers.bom import bill_of_materials, render_bom_csv
+from renderers.cabling import COLUMNS, COPPER, MULTIMODE, SINGLE_MODE, connections, render_cabling_csv
+from renderers.plan import FabricPlan, Role
+
+
+def check_placement(plan: FabricPlan, nodes_per_rack: int = 4, switches_per_rack: int = 8) -> None:
+    servers: defaultdict[str, list[str]] = defaultdict(list)
+    for host in plan.hosts:
+        servers[host.rack].append(host.name)
+    pairs_of_rack = defaultdict(set)
+    for host in plan.hosts:
+        pairs_of_rack[host.rack].add((host.pair, host.pod))
+    assert all(len(names) <= nodes_per_rack for names in servers.values())
+    assert all(len(pairs) == 1 for pairs in pairs_of_rack.values()), "a rack mixes two pairs' or pods' servers"
+    network: defaultdict[str, list[str]] = defaultdict(list)
+    for switch in plan.switches:
+        assert switch.rack, switch.name
+        if switch.rack in servers:
+            # a ToR leaf stands with servers of its own pair
+            assert switch.role is Role.LEAF and switch.pair is not None
+            assert {h.pair for h in plan.hosts if h.rack == switch.rack} == {switch.pair}
+        else:
+            network[switch.rack].append(switch.name)
+    assert all(len(names) <= switches_per_rack for names in network.values())
+    pods_of_rack = defaultdict(set)
+    for switch in plan.switches:
+        if switch.rack in network:
+            pods_of_rack[switch.rack].add("core" if switch.role is Role.SUPERSPINE else switch.pod)
+    assert all(len(pods) == 1 for pods in pods_of_rack.values()), "a network rack mixes pods"
+
+
+def check_cabling(plan: FabricPlan) -> None:
+    rows = connections(plan)
+    assert [row.link for row in rows] == list(plan.links), "every link once, in plan order"
+    racks = {s.name: s.rack for s in plan.switches} | {h.name: h.rack for h in plan.hosts}
+    roles = {s.name: s.role for s in plan.switches}
+    pods = {s.name: s.pod for s in plan.switches}
+    by_cable = defaultdict(list)
+    for row in rows:
+        a, b = row.link.a.device, row.link.b.device
+        assert (row.a_rack, row.b_rack) == (racks[a], racks[b])
+        if racks[a] == racks[b]:
+            assert row.media is COPPER
+        elif b in roles and (Role.SUPERSPINE in (roles[a], roles[b]) or pods[a] != pods[b]):
+            assert row.media is SINGLE_MODE
+        else:
+            assert row.media is MULTIMODE
+        by_cable[row.cable].append(row)
+    for cable, shared in by_cable.items():
+        if len(shared) > 1:  # only copper splitters share a cable, one cage's children
+            assert all(r.splitter for r in shared), cable
+            assert len({(r.link.a.device, r.a_cage_gbps) for r in shared}) == 1
+            assert len(shared) == shared[0].a_cage_gbps // shared[0].link.speed_gbps
+
+    table = list(csv.reader(io.StringIO(render_cabling_csv(plan))))
+    assert tuple(table[0]) == COLUMNS and len(table) == len(rows) + 1
+
+    items = bill_of_materials(plan, rows)
+    switches = {i.item: i.quantity for i in items if i.category == "switch"}
+    assert switches == Counter(s.model for s in plan.switches)
+    assert sum(i.quantity for i in items if i.category == "cable") == len(by_cable)
+    ports = {(s.name, p.name): p.cage for s in plan.switches for p in s.ports}
+    optical_cages = {(end.device, ports[(end.device, end.port)]) for row in rows if row.media.optical
+                     for end in (row.link.a, row.link.b) if end.device in roles}
+    assert sum(i.quantity for i in items if i.item.endswith("switch cage")) == len(optical_cages)
+    assert sum(i.quantity for i in items if i.item.endswith("server NIC port")) == sum(
+        1 for row in rows if row.media.optical and row.link.b.device not in roles)
+    bom = list(csv.reader(io.StringIO(render_bom_csv(plan, rows))))
+    assert len(bom) == len(items) + 1
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_examples(name: str) -> None:
+    plan = example_plan(name)
+    check_placement(plan)
+    check_cabling(plan)
+
+
+def test_tor_pairs_stand_with_their_servers_and_copper_reaches_them() -> None:
+    plan = example_plan("pod32")
+    rows = connections(plan)
+    host_rows = [r for r in rows if r.link.b.device in {h.name for h in plan.hosts}]
+    assert {r.media for r in host_rows} == {COPPER, MULTIMODE}  # the pair's own rack, and the racks beside it
+    assert all(r.media is MULTIMODE for r in rows if r.link.kind.value == "fabric")
+    # The Cumulus pair's servers in its own rack hang off 2x400G splitters: two rows per cable.
+    splitter_rows = [r for r in rows if r.splitter]
+    assert len(splitter_rows) == 16 and len({r.cable for r in splitter_rows}) == 8
+
+
+def test_rail_fabric_is_all_optics_and_counts_cages_once() -> None:
+    plan = example_plan("cluster1024-rail")
+    rows = connections(plan)
+    assert {r.media for r in rows} == {MULTIMODE}
+    items = {(i.item, i.speed_gbps): i.quantity for i in bill_of_materials(plan, rows)}
+    # 128 leaves x 64 cages (32 to servers as 2x400G, 32 up as 2x400G) + 64 spines x 64 cages
+    assert items[("multimode transceiver (SR4), switch cage", 800)] == 128 * 64 + 64 * 64
+    assert items[("multimode transceiver (SR4), server NIC port", 400)] == 8192
+    assert items[("multimode fibre, MPO-12", 400)] == 8192 * 2
+
+
+def test_three_tier_uplinks_to_superspines_are_single_mode() -> None:
+    plan = example_plan("tor128-3tier")
+    roles = {s.name: s.role for s in plan.switches}
+    for row in connections(plan):
+        if Role.SUPERSPINE in (roles.get(row.link.a.device), roles.get(row.link.b.device)):
+            assert row.media is SINGLE_MODE
