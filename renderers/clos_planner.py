@@ -109,8 +109,7 @@ class _ClosPlanner(_PlannerBase):
             nics = []
             for r, nic in enumerate(intent.hosts.nics):
                 leaf = grid[p][r][j]
-                port = leaf.allocator.take(size.nic_speed_gbps, 1, leaf.allocator.ascending_cages(),
-                                           f"host {name} {nic.netdev}")[0]
+                port = leaf.allocator.next_port(size.nic_speed_gbps, f"host {name} {nic.netdev}")
                 gateway, address = _address(rails[r], 2 * k), _address(rails[r], 2 * k + 1)
                 leaf.ports.append(SwitchPort(
                     port.name, port.cage, PortRole.HOST, port.speed_gbps, port.lanes, port.broken_out,

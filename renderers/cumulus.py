@@ -200,5 +200,5 @@ def render_switch(plan: FabricPlan, switch: Switch, target: str) -> list[tuple[s
     document = nvue_document(plan, switch)
     body = dump_block([{"set": document}])
     yaml_text = "".join(f"# {line}\n" for line in header) + body
-    commands = render("cumulus/nv-set.j2", header=header, commands=nv_set_commands(document))
+    commands = render("cumulus/nv-set.j2", header=header, commands="\n".join(nv_set_commands(document)))
     return [(".nvue.yaml", "nvue-yaml", yaml_text), (".nv-set.txt", "nvue-commands", commands)]

@@ -1,9 +1,10 @@
-"""JSON for plans: outlined to a fixed depth, one record per line below it.
+"""JSON for plans: the outline indented, every leaf record on one line.
 
 A 1,024-node plan is some 16 MB of JSON. The standard library's C encoder is fast but only without
-indentation; indenting every level runs the pure-Python encoder at several times the cost and gives
-a million lines. Outlining the first levels and letting the C encoder write each record below them
-keeps a port, link or NIC per line: greppable and diffable, at C speed.
+indentation; indenting every level runs the pure-Python encoder at several times the cost and gives a
+million lines. Here a record (a dataclass or dict) is spread over lines only when it holds a list of
+records (a plan its switches, a switch its ports); everything else is one compact line from the C
+encoder: a port, a link, a NIC, a BGP neighbour per line, greppable and diffable.
 """
 
 from __future__ import annotations
@@ -12,12 +13,24 @@ import json
 from typing import Any
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
+_LIST_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _fields(cls: type) -> tuple[str, ...]:
     names = _FIELDS.get(cls)
     if names is None:
         names = _FIELDS[cls] = tuple(getattr(cls, "__dataclass_fields__", ()))
+    return names
+
+
+def _list_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a dataclass declared as lists or tuples: the only ones that can hold records."""
+    names = _LIST_FIELDS.get(cls)
+    if names is None:
+        fields = getattr(cls, "__dataclass_fields__", {})
+        names = _LIST_FIELDS[cls] = tuple(
+            name for name, f in fields.items() if any(t in str(f.type) for t in ("tuple[", "list[", "Sequence["))
+        )
     return names
 
 
@@ -31,54 +44,75 @@ def _record(value: object) -> dict[str, Any]:
 _encode = json.JSONEncoder(default=_record).encode
 
 
-def dumps_outline(value: object, depth: int) -> str:
-    """`value` (dataclasses, dicts, lists, tuples, scalars) as JSON, indented two spaces for `depth`
-    levels and compact below.
+def _items(value: object) -> list[tuple[str, Any]] | None:
+    """The key/value pairs of a record, or None for anything else."""
+    names = _fields(type(value))
+    if names:
+        return [(name, getattr(value, name)) for name in names]
+    if isinstance(value, dict):
+        return list(value.items())
+    return None
 
-    >>> print(dumps_outline({"a": [{"b": 1}, {"c": [2, 3]}], "d": {}}, 2), end="")
+
+def _is_record_list(value: object) -> bool:
+    return isinstance(value, list | tuple) and bool(value) and _items(value[0]) is not None
+
+
+def dumps_outline(value: object) -> str:
+    """`value` (dataclasses, dicts, lists, tuples, scalars) as JSON: the top level and every record
+    holding a list of records indented, the rest compact.
+
+    >>> print(dumps_outline({"name": "s1", "ports": [{"name": "p1", "peer": {"device": "l1"}}], "vlans": [1, 2]}),
+    ...       end="")
     {
-      "a": [
-        {"b": 1},
-        {"c": [2, 3]}
+      "name": "s1",
+      "ports": [
+        {"name": "p1", "peer": {"device": "l1"}}
       ],
-      "d": {}
+      "vlans": [1, 2]
     }
     """
     out: list[str] = []
-    _write(value, depth, "", out)
+    items = _items(value)
+    if items is not None:
+        _write_record(items, "", out)
+    elif _is_record_list(value):
+        _write_list(value, "", out)  # type: ignore[arg-type]
+    else:
+        out.append(_encode(value))
     out.append("\n")
     return "".join(out)
 
 
-def _write(value: object, depth: int, pad: str, out: list[str]) -> None:
-    names = _fields(type(value))
-    items: Any
-    if names:
-        items = ((name, getattr(value, name)) for name in names)
-    elif isinstance(value, dict) and value:
-        items = value.items()
-    elif isinstance(value, list | tuple) and value:
-        items = None
-    else:
-        out.append(_encode(value))
+def _write_value(value: object, pad: str, out: list[str]) -> None:
+    if _is_record_list(value):
+        _write_list(value, pad, out)  # type: ignore[arg-type]
         return
-    if depth == 0:
-        out.append(_encode(value))
+    if _fields(type(value)):
+        if any(_is_record_list(getattr(value, name)) for name in _list_fields(type(value))):
+            _write_record([(name, getattr(value, name)) for name in _fields(type(value))], pad, out)
+            return
+    elif isinstance(value, dict) and any(_is_record_list(v) for v in value.values()):
+        _write_record(list(value.items()), pad, out)
         return
+    out.append(_encode(value))
+
+
+def _write_record(items: list[tuple[str, Any]], pad: str, out: list[str]) -> None:
     inner = pad + "  "
-    separator = ""
-    if items is not None:
-        out.append("{")
-        for key, item in items:
-            out.append(f'{separator}\n{inner}{_encode(key)}: ')
-            separator = ","
-            _write(item, depth - 1, inner, out)
-        out.append(f"\n{pad}}}")
-    else:
-        assert isinstance(value, list | tuple)
-        out.append("[")
-        for item in value:
-            out.append(f"{separator}\n{inner}")
-            separator = ","
-            _write(item, depth - 1, inner, out)
-        out.append(f"\n{pad}]")
+    separator = "{"
+    for key, item in items:
+        out.append(f"{separator}\n{inner}{_encode(key)}: ")
+        separator = ","
+        _write_value(item, inner, out)
+    out.append(f"\n{pad}}}" if items else "{}")
+
+
+def _write_list(values: list[Any] | tuple[Any, ...], pad: str, out: list[str]) -> None:
+    inner = pad + "  "
+    separator = "["
+    for item in values:
+        out.append(f"{separator}\n{inner}")
+        separator = ","
+        _write_value(item, inner, out)
+    out.append(f"\n{pad}]")

@@ -288,8 +288,5 @@ class FabricPlan:
         raise KeyError(name)
 
 
-PLAN_JSON_DEPTH = 4  # plan, switches, a switch, its ports: one port, link or NIC per line
-
-
 def plan_to_json(plan: FabricPlan) -> str:
-    return dumps_outline(plan, PLAN_JSON_DEPTH)
+    return dumps_outline(plan)

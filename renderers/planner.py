@@ -186,7 +186,7 @@ class _PlannerBase:
             host_ports: list[list[Port]] = []
             for host in pair.host_names:
                 host_ports.append([
-                    alloc.take(bond.speed_gbps, 1, alloc.ascending_cages(first), f"host {host} {bond.name}")[0]
+                    alloc.next_port(bond.speed_gbps, f"host {host} {bond.name}", first)
                     for bond in intent.hosts.bonds
                 ])
             allocations.append((peer, up, host_ports))
@@ -259,8 +259,7 @@ class _PlannerBase:
         """Uplink i of a leaf (or spine) goes to the (i // per_spine)-th switch of the tier above."""
         for i, mine in enumerate(ports):
             upper = spines[i // per_spine]
-            theirs = upper.allocator.take(mine.speed_gbps, 1, upper.allocator.ascending_cages(),
-                                          f"downlink to {leaf.name}")[0]
+            theirs = upper.allocator.next_port(mine.speed_gbps, f"downlink to {leaf.name}")
             self._connect(leaf, mine, upper, theirs)
 
     def _connect(self, lower: _SwitchDraft, mine: Port, upper: _SwitchDraft, theirs: Port) -> None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from models.catalogue import SwitchModel
+from models.catalogue import CageGroup, SwitchModel
 from renderers.plan import Breakout
 
 
@@ -49,9 +50,18 @@ class PortAllocator:
     _split: dict[int, _SplitCage] = field(default_factory=dict)
     _split_purpose: dict[int, str] = field(default_factory=dict)
     breakouts: list[Breakout] = field(default_factory=list)
+    _groups: dict[int, CageGroup] = field(init=False)  # cage -> its group, for constant-time lookups
+    _ascending: list[int] = field(init=False)
+    # (speed, first cage) -> index into _ascending below which no cage can give that speed any more. Cages
+    # only ever fill up, so a cage found full stays full and next_port never rescans it.
+    _cursor: dict[tuple[int, int], int] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._groups = {cage: group for group in self.model.cage_groups for cage in group.cages}
+        self._ascending = sorted(self._groups)
 
     def _check_cage(self, cage: int) -> None:
-        if self.model.group_of(cage) is None:
+        if cage not in self._groups:
             raise AllocationError(
                 "port-not-on-model",
                 f"{self.device}: {self.model.name} has no front-panel cage {cage} "
@@ -60,7 +70,7 @@ class PortAllocator:
 
     def free_capacity(self, cage: int, speed_gbps: int) -> int:
         """How many more `speed_gbps` ports `cage` can still give."""
-        group = self.model.group_of(cage)
+        group = self._groups.get(cage)
         if group is None or cage in self._whole:
             return 0
         split = self._split.get(cage)
@@ -105,6 +115,22 @@ class PortAllocator:
             )
         return taken
 
+    def next_port(self, speed_gbps: int, purpose: str, first: int = 1) -> Port:
+        """The lowest free `speed_gbps` port from cage `first` up: `take(speed, 1, ascending_cages(first))`
+        without rescanning the cages already full, so filling a 64-cage switch port by port stays linear."""
+        key = (speed_gbps, first)
+        index = self._cursor.get(key)
+        if index is None:
+            index = bisect_left(self._ascending, first)
+        while index < len(self._ascending):
+            cage = self._ascending[index]
+            if self.free_capacity(cage, speed_gbps):
+                self._cursor[key] = index
+                return self._take_one(cage, speed_gbps, purpose)
+            index += 1
+        self._cursor[key] = index
+        return self.take(speed_gbps, 1, (), purpose)[0]  # raises ports-exhausted
+
     def reserve_top(self, speed_gbps: int, count: int, purpose: str) -> list[Port]:
         """Take `count` ports from the highest-numbered free cages, returned in ascending order.
 
@@ -124,7 +150,7 @@ class PortAllocator:
         return self.take(speed_gbps, count, sorted(chosen), purpose)
 
     def _take_one(self, cage: int, speed_gbps: int, purpose: str) -> Port:
-        group = self.model.group_of(cage)
+        group = self._groups.get(cage)
         assert group is not None
         spec = self.model.spec
         if speed_gbps == group.speed_gbps:
@@ -148,4 +174,4 @@ class PortAllocator:
         return port
 
     def ascending_cages(self, first: int = 1) -> list[int]:
-        return [c for g in self.model.cage_groups for c in g.cages if c >= first]
+        return self._ascending[bisect_left(self._ascending, first):]

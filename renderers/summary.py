@@ -103,4 +103,4 @@ def fabric_summary(plan: FabricPlan) -> FabricSummary:
 
 
 def summary_to_json(summary: FabricSummary) -> str:
-    return dumps_outline(summary, 3)
+    return dumps_outline(summary)

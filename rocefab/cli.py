@@ -15,7 +15,7 @@ from models.findings import Severity
 from models.intent import Intent
 from renderers.jsontext import dumps_outline
 from renderers.output import OutputError, write_output
-from renderers.plan import PLAN_JSON_DEPTH, FabricPlan, PortRole
+from renderers.plan import FabricPlan, PortRole
 from renderers.render import render_fabric
 from renderers.summary import bandwidth, fabric_summary
 from rocefab import __version__, deploy_commands
@@ -96,7 +96,7 @@ def plan(
     assert checked.plan is not None
     if as_json:
         document = {"summary": fabric_summary(checked.plan), "plan": checked.plan}
-        sys.stdout.write(dumps_outline(document, PLAN_JSON_DEPTH + 1))
+        sys.stdout.write(dumps_outline(document))
     else:
         _summary(checked.plan, devices if devices is not None else len(checked.plan.switches) <= 24)
 
