@@ -3,23 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import cache
 
-from deploy.cumulus import CumulusSession
-from deploy.eos import EosSession
 from deploy.fleet import Target
-from deploy.hostsession import HostSession
 from deploy.inventory import Access, Inventory, PasswordSource
-from deploy.nxos import NxosSession
 from deploy.session import DeviceSession
 from renderers.plan import FabricPlan, Role
 from renderers.render import RenderedFile
 
-SESSIONS: dict[str, type[DeviceSession]] = {
-    "eos": EosSession,
-    "nxos": NxosSession,
-    "cumulus": CumulusSession,
-    "host": HostSession,
-}
+
+@cache
+def session_classes() -> dict[str, type[DeviceSession]]:
+    """The session class of each device kind. Imported on first use: NAPALM alone takes a quarter of a
+    second to import, which `rocefab render` and `plan` should not pay."""
+    from deploy.cumulus import CumulusSession
+    from deploy.eos import EosSession
+    from deploy.hostsession import HostSession
+    from deploy.nxos import NxosSession
+
+    return {"eos": EosSession, "nxos": NxosSession, "cumulus": CumulusSession, "host": HostSession}
+
+
 # The rendered file each kind of device takes as its candidate.
 CANDIDATE_KIND = {"eos": "eos-config", "nxos": "nxos-config", "cumulus": "nvue-yaml", "host": "host-script"}
 
@@ -31,18 +35,16 @@ class InventoryMismatch(Exception):
 
 
 def open_session(access: Access) -> DeviceSession:
-    return SESSIONS[access.kind](access)
-
-
-class _ClearingEosSession(EosSession):
-    clear_stale_sessions = True
+    return session_classes()[access.kind](access)
 
 
 def session_factory(clear_stale_sessions: bool = False) -> Callable[[Access], DeviceSession]:
     """Sessions for each device kind; optionally EOS sessions that first abort stale NAPALM sessions."""
     if not clear_stale_sessions:
         return open_session
-    classes: dict[str, type[DeviceSession]] = {**SESSIONS, "eos": _ClearingEosSession}
+    eos = session_classes()["eos"]
+    clearing = type("ClearingEosSession", (eos,), {"clear_stale_sessions": True})
+    classes: dict[str, type[DeviceSession]] = {**session_classes(), "eos": clearing}
     return lambda access: classes[access.kind](access)
 
 

@@ -10,6 +10,8 @@ import hashlib
 import json
 import shutil
 import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from renderers.render import RenderedFile
@@ -21,13 +23,39 @@ class OutputError(Exception):
     pass
 
 
-def manifest_json(files: list[RenderedFile]) -> str:
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A written file, as the manifest lists it."""
+
+    path: str
+    device: str
+    kind: str
+    sha256: str
+
+
+def write_files(folder: Path, files: Iterable[RenderedFile]) -> list[Entry]:
+    entries: list[Entry] = []
+    made: set[Path] = set()
+    for f in files:
+        path = folder / f.path
+        if path.parent not in made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.add(path.parent)
+        data = f.content.encode()
+        path.write_bytes(data)
+        if f.executable:
+            path.chmod(0o755)
+        entries.append(Entry(f.path, f.device, f.kind, hashlib.sha256(data).hexdigest()))
+    return entries
+
+
+def manifest_json(files: Sequence[RenderedFile | Entry]) -> str:
     entries = [
         {
             "path": f.path,
             "device": f.device,
             "kind": f.kind,
-            "sha256": hashlib.sha256(f.content.encode()).hexdigest(),
+            "sha256": f.sha256 if isinstance(f, Entry) else hashlib.sha256(f.content.encode()).hexdigest(),
         }
         for f in sorted(files, key=lambda f: f.path)
     ]
@@ -43,19 +71,15 @@ def _check_target(target: Path) -> None:
         )
 
 
-def write_output(target: Path, files: list[RenderedFile]) -> None:
+def publish(target: Path, fill: Callable[[Path], list[Entry]]) -> list[Entry]:
+    """Let `fill` write into a fresh staging folder, add the manifest, then swap the folder in as `target`."""
     _check_target(target)
     target = target.resolve()
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.rocefab-", dir=target.parent))
     try:
-        for f in files:
-            path = staging / f.path
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(f.content, encoding="utf-8")
-            if f.executable:
-                path.chmod(0o755)
-        (staging / MANIFEST).write_text(manifest_json(files), encoding="utf-8")
+        entries = fill(staging)
+        (staging / MANIFEST).write_text(manifest_json(entries), encoding="utf-8")
         staging.chmod(0o755)
         if target.exists():
             retired = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
@@ -67,3 +91,8 @@ def write_output(target: Path, files: list[RenderedFile]) -> None:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    return entries
+
+
+def write_output(target: Path, files: list[RenderedFile]) -> list[Entry]:
+    return publish(target, lambda staging: write_files(staging, files))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from models.catalogue import PLATFORMS, Platform, lookup_model
@@ -11,7 +11,7 @@ from renderers.bom import render_bom_csv
 from renderers.cabling import connections, render_cabling_csv
 from renderers.containerlab import render_containerlab
 from renderers.diagram import render_topology_svg
-from renderers.plan import FabricPlan, Switch, plan_to_json
+from renderers.plan import FabricPlan, Host, Switch, plan_to_json
 from renderers.summary import fabric_summary, summary_to_json
 
 
@@ -40,17 +40,30 @@ def target_of(switch: Switch) -> str:
     return f"{spec.display_name} {spec.release} on {switch.model}{asic}"
 
 
-def render_fabric(plan: FabricPlan) -> list[RenderedFile]:
+def _switch_files(plan: FabricPlan, switch: Switch) -> list[RenderedFile]:
+    target = target_of(switch)
+    return [RenderedFile(f"switches/{switch.name}{suffix}", switch.name, kind, content)
+            for suffix, kind, content in SWITCH_RENDERERS[Platform(switch.platform)](plan, switch, target)]
+
+
+def _host_files(plan: FabricPlan, host: Host) -> list[RenderedFile]:
+    return [
+        RenderedFile(f"hosts/{hosts.script_name(host)}", host.name, "host-script", hosts.render_script(plan, host),
+                     executable=True),
+        RenderedFile(f"hosts/{host.name}.nccl.env", host.name, "nccl-env", hosts.render_nccl_env(plan, host)),
+    ]
+
+
+def device_files(plan: FabricPlan, devices: Iterable[int]) -> list[RenderedFile]:
+    """Files of the devices numbered `devices`, counting switches first, then hosts."""
+    n = len(plan.switches)
     files: list[RenderedFile] = []
-    for switch in plan.switches:
-        target = target_of(switch)
-        for suffix, kind, content in SWITCH_RENDERERS[Platform(switch.platform)](plan, switch, target):
-            files.append(RenderedFile(f"switches/{switch.name}{suffix}", switch.name, kind, content))
-    for host in plan.hosts:
-        files.append(RenderedFile(f"hosts/{hosts.script_name(host)}", host.name, "host-script",
-                                  hosts.render_script(plan, host), executable=True))
-        files.append(RenderedFile(f"hosts/{host.name}.nccl.env", host.name, "nccl-env",
-                                  hosts.render_nccl_env(plan, host)))
+    for i in devices:
+        files.extend(_switch_files(plan, plan.switches[i]) if i < n else _host_files(plan, plan.hosts[i - n]))
+    return files
+
+
+def fabric_files(plan: FabricPlan) -> list[RenderedFile]:
     cabling = connections(plan)
     fabric = [
         ("cabling.csv", "cabling-plan", render_cabling_csv(plan, cabling)),
@@ -60,5 +73,9 @@ def render_fabric(plan: FabricPlan) -> list[RenderedFile]:
         ("summary.json", "summary", summary_to_json(fabric_summary(plan))),
         ("plan.json", "plan", plan_to_json(plan)),
     ]
-    files.extend(RenderedFile(path, "fabric", kind, content) for path, kind, content in fabric)
-    return files
+    return [RenderedFile(path, "fabric", kind, content) for path, kind, content in fabric]
+
+
+def render_fabric(plan: FabricPlan) -> list[RenderedFile]:
+    """Every file of the fabric, in a fixed order: switches, hosts, then the fabric-wide artifacts."""
+    return [*device_files(plan, range(len(plan.switches) + len(plan.hosts))), *fabric_files(plan)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -13,10 +14,10 @@ from rich.table import Table
 
 from models.findings import Severity
 from models.intent import Intent
+from renderers.fanout import render_to_folder
 from renderers.jsontext import dumps_outline
-from renderers.output import OutputError, write_output
+from renderers.output import OutputError
 from renderers.plan import FabricPlan, PortRole
-from renderers.render import render_fabric
 from renderers.summary import bandwidth, fabric_summary
 from rocefab import __version__, deploy_commands
 from rocefab.console import EXIT_INPUT, err, out
@@ -105,13 +106,16 @@ def plan(
 def render(
     intent: IntentArg,
     output: Annotated[Path, typer.Option("-o", "--output", help="output folder (replaced as a whole)")],
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, max=64,
+                                             help="processes rendering at once [default: one per CPU, at most 4]")
+                    ] = None,
 ) -> None:
-    """Render every switch config, host script, NCCL file and the cabling plan into OUTPUT, atomically."""
+    """Render every switch config, host script and NCCL file, the cabling plan, bill of materials, topology
+    diagram, containerlab lab cut, summary and plan into OUTPUT, atomically."""
     checked = check(intent)
     assert checked.plan is not None
-    files = render_fabric(checked.plan)
     try:
-        write_output(output, files)
+        files = render_to_folder(checked.plan, output, jobs or min(os.cpu_count() or 1, 4))
     except OutputError as exc:
         err.print(f"{exc}; nothing was written", markup=False)
         raise typer.Exit(EXIT_INPUT) from None

@@ -7,7 +7,9 @@ import inspect
 import pytest
 
 from deploy.session import DeviceSession
-from deploy.targets import SESSIONS, session_factory
+from deploy.targets import session_classes, session_factory
+
+SESSIONS = session_classes()
 
 
 @pytest.mark.parametrize("kind", sorted(SESSIONS))

@@ -1,0 +1,28 @@
+"""Rendering on several processes writes the same folder, byte for byte, as rendering on one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import INTENTS, TEST_VERSION
+
+from renderers.fanout import render_to_folder
+from renderers.pipeline import check_file
+
+
+def _tree(folder: Path) -> dict[str, tuple[bytes, int]]:
+    return {p.relative_to(folder).as_posix(): (p.read_bytes(), p.stat().st_mode & 0o777)
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_parallel_render_matches_serial(tmp_path: Path) -> None:
+    plan = check_file(INTENTS / "tor128-3tier.yaml", TEST_VERSION).plan
+    assert plan is not None
+    serial = render_to_folder(plan, tmp_path / "serial", jobs=1)
+    parallel = render_to_folder(plan, tmp_path / "parallel", jobs=3, min_devices=1)
+    assert sorted(serial, key=lambda e: e.path) == sorted(parallel, key=lambda e: e.path)
+    assert _tree(tmp_path / "serial") == _tree(tmp_path / "parallel")
+    manifest = json.loads((tmp_path / "parallel" / "manifest.json").read_text())["files"]
+    assert len(manifest) == len(serial) == 2 * (len(plan.hosts)) + len(plan.switches) * 1 + 6 + sum(
+        1 for s in plan.switches if s.platform == "cumulus")
