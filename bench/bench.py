@@ -1,11 +1,13 @@
-"""Benchmark: validate, plan and render fabrics of growing size; median wall time and peak RSS.
+"""Benchmark: validate, plan and render the sized example fabrics; median wall time and peak RSS.
 
-Each measurement runs in a fresh Python process, so peak RSS is that of one command and imports are
-paid every time, as a user pays them. Run from the top of the checkout:
+Each measurement runs in a fresh Python process, so imports are paid every time, as a user pays them.
+`render` is the command a user runs, `rocefab render -o DIR` (every switch config, host script and
+artifact, written atomically), with its default worker processes; its peak RSS is that of the largest
+process. Run from the top of the checkout:
 
-    python bench/bench.py                 # default sizes, 5 runs each
-    python bench/bench.py --hosts 1024 --runs 3
-    python bench/bench.py --hosts --lab 202 --runs 3     # only the lab dry run of a ~200-device fabric
+    python bench/bench.py                       # the 128-, 1,024- and 4,096-node fabrics, 5 runs each
+    python bench/bench.py --runs 3 --lab 202    # and a lab dry run of a ~200-device fabric
+    python bench/bench.py --examples --lab 202  # only the lab dry run
 """
 
 from __future__ import annotations
@@ -23,42 +25,34 @@ from pathlib import Path
 
 import yaml
 
+ROOT = Path(__file__).resolve().parent.parent
 STAGES = {
     "validate": "from renderers.pipeline import check_file; c = check_file({path!r}, 'bench'); assert c.ok",
     "plan": "from renderers.pipeline import check_file; from renderers.plan import plan_to_json; "
             "c = check_file({path!r}, 'bench'); plan_to_json(c.plan)",
-    "render": "from pathlib import Path; from renderers.pipeline import check_file; "
-              "from renderers.render import render_fabric; from renderers.output import write_output; "
-              "c = check_file({path!r}, 'bench'); write_output(Path({out!r}), render_fabric(c.plan))",
+    "render": "import subprocess, sys; subprocess.run([sys.executable, '-m', 'rocefab', 'render', {path!r}, '-o', "
+              "{out!r}], check=True, stdout=subprocess.DEVNULL)",
 }
+# The peak of the measured process and every process it waited for (render's workers included).
+RSS = "; import resource; print(max(resource.getrusage(w).ru_maxrss for w in " \
+      "(resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))"
 
 
-def tor_intent(hosts: int) -> dict:
-    """A two-tier ToR-dual-homed fabric: SN5600 leaf pairs of 32 hosts (one 2x400G bond each), 1:1."""
-    pairs = max(1, hosts // 32)
-    spines = 16
-    per_spine = max(1, 32 // spines)
-    return {
-        "fabric": {"name": f"bench{hosts}"},
-        "vlans": [{"id": 101, "name": "rail0", "subnet": "10.128.0.0/12", "pair_prefix_length": 26}],
-        "underlay": {
-            "asn": {"spine": 65000, "leaf_first": 65101},
-            "ecmp_max_paths": 64,
-            "loopback_subnet": "10.0.0.0/22",
-            "p2p_subnet": "10.1.0.0/16",
-            "peer_link_subnet": "10.255.0.0/20",
-        },
-        "topology": {
-            "spines": {"model": "SN5600", "count": spines},
-            "leaf": {"uplinks_per_spine": per_spine, "uplink_speed_gbps": 400},
-            "leaf_pairs": [{"name": f"r{i + 1}", "model": "SN5600", "hosts": hosts // pairs} for i in range(pairs)],
-        },
-        "hosts": {
-            "bonds": [{"name": "bond0", "members": ["ens1f0np0", "ens1f1np1"], "rdma_device": "mlx5_bond_0",
-                       "speed_gbps": 400, "vlan": 101}],
-            "nccl": {"socket_ifname": "eno1"},
-        },
-    }
+def example_intent(name: str, folder: Path) -> tuple[Path, int]:
+    """The bundled example `name`, or `clusterN-rail`: the 1,024-node rail example grown to N nodes
+    (with address pools to match). Returns the intent file and its node count."""
+    if (ROOT / "intents" / f"{name}.yaml").is_file():
+        path = ROOT / "intents" / f"{name}.yaml"
+        return path, yaml.safe_load(path.read_text())["topology"]["nodes"]
+    nodes = int(name.removeprefix("cluster").removesuffix("-rail"))
+    intent = yaml.safe_load((ROOT / "intents" / "cluster1024-rail.yaml").read_text())
+    intent["fabric"]["name"] = name
+    intent["topology"]["nodes"] = nodes
+    intent["underlay"]["loopback_subnet"] = "10.0.0.0/20"
+    intent["management"]["subnet"] = "192.168.0.0/20"
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(intent, sort_keys=False))
+    return path, nodes
 
 
 def lab_intent(devices: int) -> dict:
@@ -120,8 +114,7 @@ def bench_lab_dry_run(devices: int, runs: int, concurrency: int) -> dict:
 
 def measure(stage: str, path: Path, out: Path) -> tuple[float, float]:
     """(wall seconds, peak RSS in MB) of one stage in a fresh interpreter, which reports its own peak."""
-    code = STAGES[stage].format(path=str(path), out=str(out))
-    code += "; import resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    code = STAGES[stage].format(path=str(path), out=str(out)) + RSS
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     wall = time.perf_counter() - start
@@ -130,27 +123,32 @@ def measure(stage: str, path: Path, out: Path) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--hosts", type=int, nargs="*", default=[128, 512, 1024])
+    parser.add_argument("--examples", nargs="*", default=["tor128-3tier", "cluster1024-rail", "cluster4096-rail"])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--lab", type=int, default=0, help="also time a lab dry run of about this many devices")
     parser.add_argument("--concurrency", type=int, default=32)
     args = parser.parse_args()
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="rocefab-bench-") as tmp:
-        for hosts in sorted(args.hosts):
-            intent = tor_intent(hosts)
-            path = Path(tmp) / f"bench{hosts}.yaml"
-            path.write_text(yaml.safe_dump(intent, sort_keys=False))
+        for name in args.examples:
+            path, nodes = example_intent(name, Path(tmp))
+            rendered = Path(tmp) / f"out-{name}"
             for stage in STAGES:
-                samples = [measure(stage, path, Path(tmp) / f"out{hosts}") for _ in range(args.runs)]
+                samples = [measure(stage, path, rendered) for _ in range(args.runs)]
                 wall = statistics.median(s[0] for s in samples)
                 rss = max(s[1] for s in samples)
-                rendered = Path(tmp) / f"out{hosts}"
                 files = sum(1 for p in rendered.rglob("*") if p.is_file()) if stage == "render" else 0
-                rows.append({"hosts": hosts, "stage": stage, "median_s": round(wall, 3), "peak_rss_mb": round(rss),
-                             "files": files})
-                print(f"{hosts:>6} hosts  {stage:<9} median {wall:6.2f} s  peak RSS {rss:5.0f} MB"
-                      + (f"  {files} files" if files else ""), flush=True)
+                row = {"example": name, "nodes": nodes, "stage": stage, "median_s": round(wall, 3),
+                       "peak_rss_mb": round(rss), "files": files}
+                if stage == "render":
+                    # Work grows with cables (ports to configure), which a third tier multiplies.
+                    summary = json.loads((rendered / "summary.json").read_text())
+                    row["cables"] = sum(c["count"] for c in summary["cables"])
+                    row["ms_per_1000_cables"] = round(1000 * wall / row["cables"] * 1000, 1)
+                rows.append(row)
+                print(f"{name:<18} {nodes:>5} nodes  {stage:<9} median {wall:6.2f} s  peak RSS {rss:5.0f} MB"
+                      + (f"  {files} files, {row['cables']} cables, {row['ms_per_1000_cables']} ms per 1,000 cables"
+                         if files else ""), flush=True)
     if args.lab:
         rows.append(bench_lab_dry_run(args.lab, args.runs, args.concurrency))
     print(json.dumps({"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
