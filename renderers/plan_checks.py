@@ -6,6 +6,7 @@ from collections import Counter
 
 from models.checks.qos import L2_OVERHEAD_BYTES
 from models.findings import Finding, Severity
+from renderers.natural import natural_key
 from renderers.plan import FabricPlan, LinkKind, Role
 
 
@@ -53,11 +54,12 @@ def check_plan(plan: FabricPlan) -> list[Finding]:
 
     names = Counter([s.name for s in plan.switches] + [h.name for h in plan.hosts])
     found += [_error("duplicate-name", f"device name {n} is used {c} times") for n, c in names.items() if c > 1]
-    addresses = Counter(
+    addresses = Counter(address.split("/")[0] for address in (
         [s.loopback_ipv4 for s in plan.switches]
         + [p.ipv4 for s in plan.switches for p in s.ports if p.ipv4]
-        + [b.ipv4.split("/")[0] for h in plan.hosts for b in h.bonds]
-    )
+        + [b.ipv4 for h in plan.hosts for b in h.bonds]
+        + [n.ipv4 for h in plan.hosts for n in h.nics]
+    ))
     found += [_error("duplicate-address", f"address {a} is assigned {c} times")
               for a, c in addresses.items() if c > 1]
     leaf_asns = Counter(s.asn for s in plan.switches if s.role is Role.LEAF)
@@ -73,6 +75,45 @@ def check_plan(plan: FabricPlan) -> list[Finding]:
                                                  f"host frames of {host_mtu} + {L2_OVERHEAD_BYTES} bytes"))
 
     found.extend(_platform_limits(plan))
+    found.extend(_reach(plan))
+    return found
+
+
+def _reach(plan: FabricPlan) -> list[Finding]:
+    """Every leaf reaches every other leaf over fabric links within the Clos bound: up to the top tier and
+    down again, 2 x (tiers - 1) links, so any two hosts are at most 2 x tiers - 1 switches apart.
+
+    Leaves cabled to the same upper switches reach the same leaves, so one search per such group does."""
+    tiers = len({s.role for s in plan.switches})
+    leaves = [s.name for s in plan.switches if s.role is Role.LEAF]
+    if tiers < 2 or len(leaves) < 2:
+        return []
+    adjacent: dict[str, set[str]] = {s.name: set() for s in plan.switches}
+    for link in plan.links:
+        if link.kind is LinkKind.FABRIC:
+            adjacent[link.a.device].add(link.b.device)
+            adjacent[link.b.device].add(link.a.device)
+    limit = 2 * (tiers - 1)
+    groups: dict[frozenset[str], list[str]] = {}
+    for leaf in leaves:
+        groups.setdefault(frozenset(adjacent[leaf]), []).append(leaf)
+    everyone = set(leaves)
+    found: list[Finding] = []
+    for members in groups.values():
+        seen = {members[0]}
+        frontier = {members[0]}
+        for _ in range(limit):
+            frontier = {n for node in frontier for n in adjacent[node]} - seen
+            seen |= frontier
+        missing = sorted(everyone - seen, key=natural_key)
+        if missing:
+            found.append(_error(
+                "leaves-out-of-reach",
+                f"{', '.join(members[:3])}{' ...' if len(members) > 3 else ''} cannot reach {len(missing)} "
+                f"leaves (e.g. {', '.join(missing[:3])}) within {limit} fabric links "
+                f"({2 * tiers - 1} switch hops)",
+                "every leaf needs uplinks into the spines (and super-spines) that the others use",
+            ))
     return found
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from test_cabling import check_cabling, check_placement
 from models.catalogue import MODELS
 from renderers.pipeline import check_file
 from renderers.plan import FabricPlan, LinkKind, PortRole, Role
+from renderers.plan_checks import check_plan
 from renderers.render import render_fabric
 
 NAMES = sorted(MODELS)
@@ -195,3 +197,23 @@ def test_4096_nodes_fit_three_tiers_once_the_pools_grow(tmp_path: Path) -> None:
     assert checked.plan is not None, [str(f) for f in checked.findings]
     roles = Counter(s.role for s in checked.plan.switches)
     assert roles[Role.SUPERSPINE] > 0 and roles[Role.LEAF] == 512
+
+
+def test_a_leaf_cut_off_from_the_spines_is_out_of_reach() -> None:
+    plan = example_plan("cluster1024-rail")
+    assert check_plan(plan) == []
+    cut = replace(plan, links=tuple(link for link in plan.links
+                                    if not (link.kind is LinkKind.FABRIC and link.a.device == "leaf007")))
+    findings = [f for f in check_plan(cut) if f.code == "leaves-out-of-reach"]
+    assert len(findings) == 2  # leaf007 reaches nobody; everyone else misses leaf007
+    assert any(f.message.startswith("leaf007 cannot reach 127 leaves") for f in findings)
+    assert any("cannot reach 1 leaves (e.g. leaf007) within 2 fabric links (3 switch hops)" in f.message
+               for f in findings)
+
+
+def test_a_pod_without_super_spine_uplinks_is_out_of_reach() -> None:
+    plan = example_plan("tor128-3tier")
+    pod0_spines = {s.name for s in plan.switches if s.role is Role.SPINE and s.pod == 0}
+    cut = replace(plan, links=tuple(link for link in plan.links if link.a.device not in pod0_spines))
+    findings = [f for f in check_plan(cut) if f.code == "leaves-out-of-reach"]
+    assert findings and all("within 4 fabric links (5 switch hops)" in f.message for f in findings)
