@@ -101,6 +101,8 @@ class _ClosPlanner(_PlannerBase):
             )
         rails = [IPv4Network((int(fabric.network_address) + r * 2 ** (32 - rail_prefix), rail_prefix))
                  for r in range(size.rails)]
+        rail_routes = [(str(net),) for net in rails]
+        fabric_route = (str(fabric),)
         hosts = []
         for k in range(topo.nodes):
             p, within = divmod(k, size.nodes_per_pod)
@@ -110,17 +112,18 @@ class _ClosPlanner(_PlannerBase):
             for r, nic in enumerate(intent.hosts.nics):
                 leaf = grid[p][r][j]
                 port = leaf.allocator.next_port(size.nic_speed_gbps, f"host {name} {nic.netdev}")
-                gateway, address = _address(rails[r], 2 * k), _address(rails[r], 2 * k + 1)
+                gateway, address = str(_address(rails[r], 2 * k)), str(_address(rails[r], 2 * k + 1))
+                leaf_side = f"{gateway}/31"
                 leaf.ports.append(SwitchPort(
                     port.name, port.cage, PortRole.HOST, port.speed_gbps, port.lanes, port.broken_out,
-                    Endpoint(name, nic.netdev), f"{name} {nic.netdev}", ipv4=f"{gateway}/31",
+                    Endpoint(name, nic.netdev), f"{name} {nic.netdev}", ipv4=leaf_side,
                 ))
-                leaf.networks.append(f"{gateway}/31")
+                leaf.networks.append(leaf_side)
                 self.links.append(Link(LinkKind.HOST, Endpoint(leaf.name, port.name), Endpoint(name, nic.netdev),
                                        port.speed_gbps))
                 nics.append(HostNic(
                     nic.netdev, nic.rdma_device, size.nic_speed_gbps, r, leaf.name, port.name, f"{address}/31",
-                    str(gateway), (str(rails[r]),), FIRST_NIC_TABLE + r, (str(fabric),),
+                    gateway, rail_routes[r], FIRST_NIC_TABLE + r, fabric_route,
                 ))
             hosts.append(Host(name, None, p if size.tiers == 3 else None, (), tuple(nics)))
         return leaves, hosts

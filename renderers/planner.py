@@ -95,6 +95,17 @@ def _address(net: IPv4Network, offset: int) -> IPv4Address:
     return net.network_address + offset
 
 
+def _prefix_order(prefix: str) -> tuple[int, int]:
+    """Sort key of an "a.b.c.d/len" prefix, as IPv4Network orders them, without building one.
+
+    >>> sorted(["10.0.0.10/31", "10.0.0.2/31", "10.0.0.2/32"], key=_prefix_order)
+    ['10.0.0.2/31', '10.0.0.2/32', '10.0.0.10/31']
+    """
+    address, length = prefix.split("/")
+    a, b, c, d = address.split(".")
+    return (int(a) << 24 | int(b) << 16 | int(c) << 8 | int(d), int(length))
+
+
 def _slice(net: IPv4Network, prefix_length: int, index: int) -> IPv4Network:
     size = 2 ** (32 - prefix_length)
     return IPv4Network((int(net.network_address) + index * size, prefix_length))
@@ -391,7 +402,7 @@ class _PlannerBase:
                 asn=d.asn,
                 router_id=str(d.loopback),
                 max_paths=self.intent.underlay.ecmp_max_paths,
-                networks=tuple(sorted(set(d.networks), key=lambda n: IPv4Network(n))),
+                networks=tuple(sorted(set(d.networks), key=_prefix_order)),
                 neighbors=tuple(d.neighbors),
                 uses_unnumbered=any(n.interface for n in d.neighbors),
             ),
