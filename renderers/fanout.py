@@ -14,10 +14,11 @@ from pathlib import Path
 
 from renderers.output import Entry, publish, write_files
 from renderers.plan import FabricPlan
-from renderers.render import device_files, fabric_files
+from renderers.render import device_files, fabric_files, plan_file
 
 # Below this many devices a worker process costs more than it saves.
 PARALLEL_MIN_DEVICES = 64
+SHARES_PER_WORKER = 4
 
 _plan: FabricPlan | None = None  # set in the parent just before forking; workers read their inherited copy
 
@@ -25,6 +26,11 @@ _plan: FabricPlan | None = None  # set in the parent just before forking; worker
 def _render_share(folder: Path, devices: range) -> list[Entry]:
     assert _plan is not None
     return write_files(folder, device_files(_plan, devices))
+
+
+def _render_plan_file(folder: Path) -> list[Entry]:
+    assert _plan is not None
+    return write_files(folder, [plan_file(_plan)])
 
 
 def _fill(plan: FabricPlan, folder: Path, jobs: int, min_devices: int) -> list[Entry]:
@@ -36,9 +42,13 @@ def _fill(plan: FabricPlan, folder: Path, jobs: int, min_devices: int) -> list[E
     _plan = plan
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            shares = [pool.submit(_render_share, folder, range(k, count, workers)) for k in range(workers)]
-            fabric = write_files(folder, fabric_files(plan))
-            return [entry for share in shares for entry in share.result()] + fabric
+            # plan.json, the largest single file, goes first to a worker; small shares let the workers even
+            # out while this process writes the other fabric-wide artifacts.
+            shares = SHARES_PER_WORKER * workers
+            tasks = [pool.submit(_render_plan_file, folder),
+                     *(pool.submit(_render_share, folder, range(k, count, shares)) for k in range(shares))]
+            fabric = write_files(folder, fabric_files(plan, with_plan=False))
+            return [entry for task in tasks for entry in task.result()] + fabric
     finally:
         _plan = None
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _DIGITS = re.compile(r"(\d+)")
 
 
+@lru_cache(maxsize=1 << 16)  # interface names repeat on every switch of a model
 def natural_key(name: str) -> tuple[str | int, ...]:
     """Sort key alternating text and numbers.
 

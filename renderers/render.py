@@ -63,7 +63,12 @@ def device_files(plan: FabricPlan, devices: Iterable[int]) -> list[RenderedFile]
     return files
 
 
-def fabric_files(plan: FabricPlan) -> list[RenderedFile]:
+def plan_file(plan: FabricPlan) -> RenderedFile:
+    return RenderedFile("plan.json", "fabric", "plan", plan_to_json(plan))
+
+
+def fabric_files(plan: FabricPlan, with_plan: bool = True) -> list[RenderedFile]:
+    """The fabric-wide artifacts; `with_plan=False` leaves out plan.json (see `plan_file`), the largest."""
     cabling = connections(plan)
     fabric = [
         ("cabling.csv", "cabling-plan", render_cabling_csv(plan, cabling)),
@@ -71,9 +76,9 @@ def fabric_files(plan: FabricPlan) -> list[RenderedFile]:
         ("topology.svg", "topology-diagram", render_topology_svg(plan)),
         ("lab-cut.clab.yml", "containerlab-topology", render_containerlab(plan)),
         ("summary.json", "summary", summary_to_json(fabric_summary(plan))),
-        ("plan.json", "plan", plan_to_json(plan)),
     ]
-    return [RenderedFile(path, "fabric", kind, content) for path, kind, content in fabric]
+    files = [RenderedFile(path, "fabric", kind, content) for path, kind, content in fabric]
+    return [*files, plan_file(plan)] if with_plan else files
 
 
 def render_fabric(plan: FabricPlan) -> list[RenderedFile]:

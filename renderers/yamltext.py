@@ -8,6 +8,7 @@ string, so quoting stays exactly PyYAML's.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -16,8 +17,22 @@ import yaml
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-@lru_cache(maxsize=65536)
+# Strings PyYAML prints plain, recognised without asking it: ASCII words (a letter first, so never a number,
+# date or indicator) joined by single spaces, and dotted-quad addresses with an optional prefix length. Words
+# a YAML 1.1 reader turns into booleans or null are left to PyYAML, which quotes them. Configuration is
+# mostly such strings, and most are unique (descriptions, addresses), so the cache alone would not help.
+_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9_./-]*(?: [A-Za-z0-9_./-]+)*|[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?:/[0-9]{1,2})?")
+_YAML11_WORDS = frozenset({"yes", "no", "true", "false", "on", "off", "null"})
+
+
 def _string(text: str) -> str:
+    if _PLAIN.fullmatch(text) and text.lower() not in _YAML11_WORDS:
+        return text
+    return _asked(text)
+
+
+@lru_cache(maxsize=65536)
+def _asked(text: str) -> str:
     dumped: str = yaml.dump([text], Dumper=_Dumper, default_flow_style=False, width=1000)
     scalar = dumped[2:-1]  # "- <scalar>\n"
     if "\n" in scalar:

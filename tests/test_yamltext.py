@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from models.catalogue import Platform
 from renderers.cumulus import nvue_document
-from renderers.yamltext import dump_block
+from renderers.yamltext import _PLAIN, dump_block
 
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
@@ -20,7 +20,8 @@ _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 tricky = st.sampled_from(["on", "off", "yes", "No", "null", "~", "", "1", "0x1F", "1e3", "1:2", "10.0.0.1/31",
                           "a: b", "a #b", "#x", "- x", "'q'", '"d"', "swp1s0", " lead", "trail ", "@x", "%y",
                           "*z", "&w", "!t", "|", ">", "[a]", "{b}", "a,b", "Ethernet1/1", "2001:db8::1/64",
-                          "caf\u00e9", "tab\there"])
+                          "caf\u00e9", "tab\there", "On", "NULL", "yEs", "gpu001 enp24s0np0", "a  b", "a.b",
+                          "x-y", "10.0.0.1/31", "10.0", "1.2.3.4/99", "999.1.1.1", "a/b c/d", "Y", "n", "_x"])
 scalars = st.one_of(tricky, st.text(max_size=12).filter(lambda s: "\n" not in s and "\r" not in s),
                     st.integers(-10**6, 10**12), st.booleans())
 keys = st.one_of(tricky.filter(bool), st.text(min_size=1, max_size=8).filter(lambda s: not any(c in s for c in "\n\r")),
@@ -70,6 +71,14 @@ def example_nvue_documents() -> list[Any]:
         documents += [[{"set": nvue_document(plan, s)}] for s in plan.switches if s.platform == Platform.CUMULUS][:8]
     assert documents
     return documents
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.from_regex(_PLAIN, fullmatch=True))
+def test_the_plain_shortcut_agrees_with_pyyaml(text: str) -> None:
+    """Every string the writer prints without asking PyYAML, PyYAML prints the same way."""
+    document = {text: text} if len(text) <= 128 else {"key": text}  # longer keys are refused, see below
+    assert dump_block(document) == pyyaml(document)
 
 
 def test_refuses_what_configuration_never_holds() -> None:
