@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
+from hypothesis import reject
 
 from renderers.pipeline import check_file
 from renderers.plan import FabricPlan
@@ -30,6 +33,19 @@ TEST_VERSION = "0.0.0-test"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--regen-golden", action="store_true", help="rewrite tests/golden from the current renderers")
+
+
+def generated_plan(folder: Path, intent: dict[str, Any]) -> FabricPlan:
+    """Plan a hypothesis-drawn intent. Some draws are legitimately impossible (no common uplink speed, too few
+    ports); those must be refused with findings, never with a crash, and the draw is discarded."""
+    path = folder / "generated.yaml"
+    path.write_text(yaml.safe_dump(intent, sort_keys=False), encoding="utf-8")
+    checked = check_file(path, TEST_VERSION)
+    if checked.plan is None:
+        assert any(f.is_error for f in checked.findings)
+        reject()
+    assert checked.plan is not None
+    return checked.plan
 
 
 @cache

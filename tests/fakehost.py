@@ -1,9 +1,11 @@
 """Test helpers around the lab's fake GPU host (deploy/lab/fakehost.py): the host itself is product code, used by
-`rocefab lab up`; these two helpers only make sense in tests."""
+`rocefab lab up`; these helpers only make sense in tests."""
 
 from __future__ import annotations
 
 import shutil
+import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from deploy.lab.fakehost import (  # noqa: F401 - re-exported for the host-script tests
@@ -34,3 +36,25 @@ def stubs_without(folder: Path, *missing: str) -> Path:
 def remove_netdev(root: Path, name: str) -> None:
     """Make a netdev disappear, as if its driver never bound (firmware, PCI slot, renamed interface)."""
     shutil.rmtree(root / "sys" / "class" / "net" / name)
+
+
+@dataclass(frozen=True)
+class Applied:
+    """A fake host a script has been applied to once, with what the run printed and the host's files after."""
+
+    root: Path
+    result: subprocess.CompletedProcess[str]
+    snapshot: dict[str, bytes]
+
+
+def apply_once(script: Path, root: Path) -> Applied:
+    result = run_script(script, root)
+    return Applied(root, result, snapshot(root))
+
+
+def copy_applied(applied: Applied, folder: Path) -> Path:
+    """A private copy of an applied host, for a test that changes it."""
+    assert applied.result.returncode == 0, applied.result.stdout + applied.result.stderr
+    root = folder / "host"
+    shutil.copytree(applied.root, root, symlinks=True)
+    return root

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import INTENTS, TEST_VERSION, example_plan
-from hypothesis import HealthCheck, assume, given, settings
+from conftest import INTENTS, TEST_VERSION, example_plan, generated_plan
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from properties import check_fabric
 from test_cabling import check_cabling, check_placement
@@ -132,18 +132,11 @@ def assert_clos_properties(plan: FabricPlan, intent: dict) -> None:
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(sized_intents())
 def test_generated_clos_fabrics(tmp_path_factory: pytest.TempPathFactory, intent: dict) -> None:
-    path = tmp_path_factory.mktemp("clos") / "sized.yaml"
-    path.write_text(yaml.safe_dump(intent, sort_keys=False))
-    checked = check_file(path, TEST_VERSION)
-    if checked.plan is None:
-        # Impossible asks are refused with findings, never with a crash.
-        assert any(f.is_error for f in checked.findings)
-        assume(False)
-    assert checked.plan is not None
-    assert_clos_properties(checked.plan, intent)
-    check_fabric(checked.plan, render_fabric(checked.plan))
-    check_placement(checked.plan)
-    check_cabling(checked.plan)
+    plan = generated_plan(tmp_path_factory.mktemp("clos"), intent)
+    assert_clos_properties(plan, intent)
+    check_fabric(plan, render_fabric(plan))
+    check_placement(plan)
+    check_cabling(plan)
 
 
 @pytest.mark.parametrize("name", ["cluster1024-rail", "tor128-3tier"])

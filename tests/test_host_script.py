@@ -10,12 +10,23 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 import pytest
-from fakehost import STUBS, diff, make_host, remove_netdev, run_script, snapshot, stub, stubs_without
+from fakehost import (
+    STUBS,
+    Applied,
+    apply_once,
+    copy_applied,
+    diff,
+    make_host,
+    remove_netdev,
+    run_script,
+    snapshot,
+    stub,
+    stubs_without,
+)
 
 from renderers.pipeline import check_file
 from renderers.render import render_fabric
@@ -85,27 +96,15 @@ def pristine(tmp_path: Path) -> Path:
     return make_host(tmp_path / "host", LAB_PORTS, LAB_LAG)
 
 
-@dataclass(frozen=True)
-class Applied:
-    root: Path
-    result: subprocess.CompletedProcess[str]
-    snapshot: dict[str, bytes]
-
-
 @pytest.fixture(scope="module")
 def applied_once(tmp_path_factory: pytest.TempPathFactory, lab_script: Path) -> Applied:
     """The lab's gpu001 script applied once to a fresh host (shared: copy it with `applied` before changing it)."""
-    root = make_host(tmp_path_factory.mktemp("applied") / "host", LAB_PORTS, LAB_LAG)
-    result = run_script(lab_script, root)
-    return Applied(root, result, snapshot(root))
+    return apply_once(lab_script, make_host(tmp_path_factory.mktemp("applied") / "host", LAB_PORTS, LAB_LAG))
 
 
 @pytest.fixture
 def applied(tmp_path: Path, applied_once: Applied) -> Path:
-    assert applied_once.result.returncode == 0, applied_once.result.stdout + applied_once.result.stderr
-    root = tmp_path / "host"
-    shutil.copytree(applied_once.root, root, symlinks=True)
-    return root
+    return copy_applied(applied_once, tmp_path)
 
 
 # --- a fresh host ---------------------------------------------------------------------------------------------------

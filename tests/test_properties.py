@@ -5,14 +5,12 @@ from __future__ import annotations
 from ipaddress import IPv4Network
 
 import pytest
-import yaml
-from conftest import EXAMPLES, TEST_VERSION, example_files, example_plan
+from conftest import EXAMPLES, example_files, example_plan, generated_plan
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from properties import check_fabric
 
 from models.catalogue import MODELS
-from renderers.pipeline import check_file
 from renderers.render import render_fabric
 
 
@@ -67,13 +65,5 @@ def fabrics(draw: st.DrawFn) -> dict:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(fabrics())
 def test_generated_fabrics_agree_end_to_end(tmp_path_factory: pytest.TempPathFactory, intent: dict) -> None:
-    path = tmp_path_factory.mktemp("intent") / "generated.yaml"
-    path.write_text(yaml.safe_dump(intent, sort_keys=False))
-    checked = check_file(path, TEST_VERSION)
-    # Some draws are legitimately impossible (no common uplink speed, too few ports); those must be
-    # rejected with findings, never with a crash.
-    if checked.plan is None:
-        assert any(f.is_error for f in checked.findings)
-        assume(False)
-    assert checked.plan is not None
-    check_fabric(checked.plan, render_fabric(checked.plan))
+    plan = generated_plan(tmp_path_factory.mktemp("intent"), intent)
+    check_fabric(plan, render_fabric(plan))

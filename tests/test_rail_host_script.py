@@ -13,7 +13,19 @@ from pathlib import Path
 
 import pytest
 import yaml
-from fakehost import STUBS, SYSTEM_PATH, diff, host_env, make_host, run_script, snapshot, stub
+from fakehost import (
+    STUBS,
+    SYSTEM_PATH,
+    Applied,
+    apply_once,
+    copy_applied,
+    diff,
+    host_env,
+    make_host,
+    run_script,
+    snapshot,
+    stub,
+)
 
 from renderers.pipeline import check_file
 from renderers.plan import Host, HostNic
@@ -180,27 +192,15 @@ def test_check_on_a_fresh_host_reports_every_setting_and_changes_nothing(tmp_pat
     assert diff(before, snapshot(root)) == []
 
 
-@dataclass(frozen=True)
-class Applied:
-    root: Path
-    result: subprocess.CompletedProcess[str]
-    snapshot: dict[str, bytes]
-
-
 @pytest.fixture(scope="module")
 def applied_once(tmp_path_factory: pytest.TempPathFactory, rail: Rail) -> Applied:
     """gpu001's script applied once to a fresh host (shared: copy it with `applied` before changing it)."""
-    root = rail.fresh_host(tmp_path_factory.mktemp("rail-applied") / "host")
-    result = run_script(rail.script, root)
-    return Applied(root, result, snapshot(root))
+    return apply_once(rail.script, rail.fresh_host(tmp_path_factory.mktemp("rail-applied") / "host"))
 
 
 @pytest.fixture
 def applied(tmp_path: Path, applied_once: Applied) -> Path:
-    assert applied_once.result.returncode == 0, applied_once.result.stdout + applied_once.result.stderr
-    root = tmp_path / "host"
-    shutil.copytree(applied_once.root, root, symlinks=True)
-    return root
+    return copy_applied(applied_once, tmp_path)
 
 
 def test_apply_configures_a_fresh_host(applied_once: Applied, rail: Rail) -> None:
