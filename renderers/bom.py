@@ -43,9 +43,8 @@ def bill_of_materials(plan: FabricPlan, rows: list[Connection] | None = None) ->
     cables: Counter[tuple[str, int, str]] = Counter()
     splitters: set[str] = set()
     switch_optics: Counter[tuple[str, int]] = Counter()
-    cages_with_optics: set[tuple[str, str]] = set()
+    cages_with_optics: set[tuple[str, int]] = set()
     nic_optics: Counter[tuple[str, int]] = Counter()
-    ports = {(s.name, p.name): p.cage for s in plan.switches for p in s.ports}
     for row in rows:
         link = row.link
         if row.splitter:
@@ -58,13 +57,13 @@ def bill_of_materials(plan: FabricPlan, rows: list[Connection] | None = None) ->
         cables[(row.media.cable, link.speed_gbps, row.media.reach)] += 1
         if row.media.module is None:
             continue
-        ends = [(link.a.device, link.a.port, row.a_cage_gbps)]
-        if row.b_cage_gbps is not None:
-            ends.append((link.b.device, link.b.port, row.b_cage_gbps))
+        ends = [(link.a.device, row.a_cage, row.a_cage_gbps)]
+        if row.b_cage is not None and row.b_cage_gbps is not None:
+            ends.append((link.b.device, row.b_cage, row.b_cage_gbps))
         else:
             nic_optics[(row.media.module, link.speed_gbps)] += 1
-        for device, port, cage_gbps in ends:
-            cage = (device, str(ports[(device, port)]))
+        for device, number, cage_gbps in ends:
+            cage = (device, number)
             if cage not in cages_with_optics:
                 cages_with_optics.add(cage)
                 switch_optics[(row.media.module, cage_gbps)] += 1

@@ -39,13 +39,11 @@ class Connection:
     a_rack: str
     b_rack: str
     media: Media
-    a_cage_gbps: int  # the switch cage's full speed, for optics and splitters
-    b_cage_gbps: int | None  # None: a server NIC port
+    a_cage: int  # the switch end's front-panel cage
+    a_cage_gbps: int  # that cage's full speed, for optics and splitters
+    b_cage: int | None  # None: a server NIC port
+    b_cage_gbps: int | None
     splitter: bool  # a copper cable whose switch end serves a broken-out cage
-
-    @property
-    def b_is_switch(self) -> bool:
-        return self.b_cage_gbps is not None
 
 
 def connections(plan: FabricPlan) -> list[Connection]:
@@ -70,11 +68,11 @@ def connections(plan: FabricPlan) -> list[Connection]:
             media = SINGLE_MODE
         else:
             media = MULTIMODE
-        a_cage = cage_gbps.get((a_switch.name, a_port.cage), a_port.speed_gbps)
-        b_cage = None
+        a_cage_gbps = cage_gbps.get((a_switch.name, a_port.cage), a_port.speed_gbps)
+        b_cage = b_cage_gbps = None
         if b_switch is not None:
             b_port = ports[(b_switch.name, link.b.port)]
-            b_cage = cage_gbps.get((b_switch.name, b_port.cage), b_port.speed_gbps)
+            b_cage, b_cage_gbps = b_port.cage, cage_gbps.get((b_switch.name, b_port.cage), b_port.speed_gbps)
         splitter = media is COPPER and a_port.broken_out
         cable = splitter_ids.get((a_switch.name, a_port.cage), "") if splitter else ""
         if not cable:
@@ -82,7 +80,8 @@ def connections(plan: FabricPlan) -> list[Connection]:
             cable = f"C{cables:05d}"
             if splitter:
                 splitter_ids[(a_switch.name, a_port.cage)] = cable
-        rows.append(Connection(cable, link, a_rack, b_rack, media, a_cage, b_cage, splitter))
+        rows.append(Connection(cable, link, a_rack, b_rack, media, a_port.cage, a_cage_gbps, b_cage, b_cage_gbps,
+                               splitter))
     return rows
 
 
