@@ -41,20 +41,18 @@ def bill_of_materials(plan: FabricPlan, rows: list[Connection] | None = None) ->
         items.append(Item("switch", model, None, len(roles), f"{spec.display_name} {spec.release}; {tiers}"))
 
     cables: Counter[tuple[str, int, str]] = Counter()
-    splitters: set[str] = set()
+    counted: set[str] = set()
     switch_optics: Counter[tuple[str, int]] = Counter()
     cages_with_optics: set[tuple[str, int]] = set()
     nic_optics: Counter[tuple[str, int]] = Counter()
     for row in rows:
         link = row.link
-        if row.splitter:
-            if row.cable not in splitters:
-                splitters.add(row.cable)
-                factor = row.a_cage_gbps // link.speed_gbps
-                cables[(f"{row.media.cable} splitter 1x{row.a_cage_gbps}G to {factor}x{link.speed_gbps}G",
-                        row.a_cage_gbps, row.media.reach)] += 1
-            continue
-        cables[(row.media.cable, link.speed_gbps, row.media.reach)] += 1
+        if row.cable not in counted:  # rows sharing a copper cable count it once
+            counted.add(row.cable)
+            name = row.media.cable
+            if row.splitter:
+                name += f" splitter 1x{row.cable_gbps}G to {row.cable_gbps // link.speed_gbps}x{link.speed_gbps}G"
+            cables[(name, row.cable_gbps, row.media.reach)] += 1
         if row.media.module is None:
             continue
         ends = [(link.a.device, row.a_cage, row.a_cage_gbps)]

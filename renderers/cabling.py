@@ -3,7 +3,9 @@
 The medium follows from placement: inside one rack a passive copper DAC (NVIDIA sells 100G-PAM4 DACs and
 splitters up to 3 m); between racks of one pod multimode optics (2x400G SR4, 50 m); between pods or up to
 the super-spines single-mode optics (2x400G DR4, 500 m). Sources: device-catalogue.md section 8.1.
-A copper splitter serves every child of a broken-out cage, so its rows share one cable id.
+Copper between broken-out cages is shared: a splitter serves every child of one cage (towards servers, or
+towards unbroken switch ports), and a straight cable joins two broken-out cages child for child; rows on
+one such cable share its id. Optics are per cage anyway (see bom.py), so fibre stays one per connection.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ class Media:
         return self.module is not None
 
 
+SPLITTER, CAGE_TO_CAGE = "splitter", "cage-to-cage"
 COPPER = Media("copper DAC", "copper DAC", None, "3 m")
 MULTIMODE = Media("multimode optics", "multimode fibre, MPO-12", "multimode transceiver (SR4)", "50 m")
 SINGLE_MODE = Media("single-mode optics", "single-mode fibre, MPO-12", "single-mode transceiver (DR4)", "500 m")
@@ -40,10 +43,15 @@ class Connection:
     b_rack: str
     media: Media
     a_cage: int  # the switch end's front-panel cage
-    a_cage_gbps: int  # that cage's full speed, for optics and splitters
+    a_cage_gbps: int  # that cage's full speed, for optics
     b_cage: int | None  # None: a server NIC port
     b_cage_gbps: int | None
-    splitter: bool  # a copper cable whose switch end serves a broken-out cage
+    shared: str  # "splitter", "cage-to-cage" (copper serving several children of a cage), or "" (its own cable)
+    cable_gbps: int  # the cable's own speed: a shared cable's cage speed, else the connection's
+
+    @property
+    def splitter(self) -> bool:
+        return self.shared == SPLITTER
 
 
 def connections(plan: FabricPlan) -> list[Connection]:
@@ -53,12 +61,13 @@ def connections(plan: FabricPlan) -> list[Connection]:
                                              for s in plan.switches for b in s.breakouts}
     host_racks = {h.name: h.rack for h in plan.hosts}
     rows: list[Connection] = []
-    splitter_ids: dict[tuple[str, int], str] = {}
+    shared_ids: dict[tuple[object, ...], str] = {}
     cables = 0
     for link in plan.links:
         a_switch = switches[link.a.device]
         b_switch = switches.get(link.b.device)
         a_port = ports[(a_switch.name, link.a.port)]
+        b_port = ports[(b_switch.name, link.b.port)] if b_switch else None
         a_rack = a_switch.rack
         b_rack = b_switch.rack if b_switch else host_racks[link.b.device]
         if a_rack == b_rack:
@@ -70,18 +79,25 @@ def connections(plan: FabricPlan) -> list[Connection]:
             media = MULTIMODE
         a_cage_gbps = cage_gbps.get((a_switch.name, a_port.cage), a_port.speed_gbps)
         b_cage = b_cage_gbps = None
-        if b_switch is not None:
-            b_port = ports[(b_switch.name, link.b.port)]
-            b_cage, b_cage_gbps = b_port.cage, cage_gbps.get((b_switch.name, b_port.cage), b_port.speed_gbps)
-        splitter = media is COPPER and a_port.broken_out
-        cable = splitter_ids.get((a_switch.name, a_port.cage), "") if splitter else ""
+        if b_port is not None:
+            b_cage, b_cage_gbps = b_port.cage, cage_gbps.get((link.b.device, b_port.cage), b_port.speed_gbps)
+
+        shared, cable_gbps = "", link.speed_gbps
+        key: tuple[object, ...] | None = None
+        if media is COPPER and a_port.broken_out and b_port is not None and b_port.broken_out:
+            shared, cable_gbps, key = CAGE_TO_CAGE, a_cage_gbps, (link.a.device, a_port.cage, link.b.device, b_cage)
+        elif media is COPPER and a_port.broken_out:
+            shared, cable_gbps, key = SPLITTER, a_cage_gbps, (link.a.device, a_port.cage)
+        elif media is COPPER and b_port is not None and b_port.broken_out and b_cage_gbps:
+            shared, cable_gbps, key = SPLITTER, b_cage_gbps, (link.b.device, b_cage)
+        cable = shared_ids.get(key, "") if key else ""
         if not cable:
             cables += 1
             cable = f"C{cables:05d}"
-            if splitter:
-                splitter_ids[(a_switch.name, a_port.cage)] = cable
+            if key:
+                shared_ids[key] = cable
         rows.append(Connection(cable, link, a_rack, b_rack, media, a_port.cage, a_cage_gbps, b_cage, b_cage_gbps,
-                               splitter))
+                               shared, cable_gbps))
     return rows
 
 

@@ -6,12 +6,21 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter, defaultdict
+from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, example_plan
+from conftest import EXAMPLES, example_plan, generated_plan
 
 from renderers.bom import bill_of_materials, render_bom_csv
-from renderers.cabling import COLUMNS, COPPER, MULTIMODE, SINGLE_MODE, connections, render_cabling_csv
+from renderers.cabling import (
+    CAGE_TO_CAGE,
+    COLUMNS,
+    COPPER,
+    MULTIMODE,
+    SINGLE_MODE,
+    connections,
+    render_cabling_csv,
+)
 from renderers.plan import FabricPlan, Role
 
 
@@ -59,10 +68,15 @@ def check_cabling(plan: FabricPlan) -> None:
             assert row.media is MULTIMODE
         by_cable[row.cable].append(row)
     for cable, shared in by_cable.items():
-        if len(shared) > 1:  # only copper splitters share a cable, one cage's children
-            assert all(r.splitter for r in shared), cable
-            assert len({(r.link.a.device, r.a_cage_gbps) for r in shared}) == 1
-            assert len(shared) == shared[0].a_cage_gbps // shared[0].link.speed_gbps
+        if len(shared) > 1:  # only copper shares a cable: one cage's children, on a splitter or cage to cage
+            assert {r.media for r in shared} == {COPPER} and len({r.shared for r in shared}) == 1, cable
+            cages = {(r.link.a.device, r.a_cage) for r in shared}
+            far = {(r.link.b.device, r.b_cage) for r in shared}
+            assert len(cages) == 1 or len(far) == 1, cable  # one side is one cage
+            if shared[0].shared == CAGE_TO_CAGE:
+                assert len(cages) == len(far) == 1
+            # A cable has a leg (or lane group) per child of the cage; unused children stay uncabled.
+            assert len(shared) <= shared[0].cable_gbps // shared[0].link.speed_gbps
 
     table = list(csv.reader(io.StringIO(render_cabling_csv(plan))))
     assert tuple(table[0]) == COLUMNS and len(table) == len(rows) + 1
@@ -116,3 +130,24 @@ def test_three_tier_uplinks_to_superspines_are_single_mode() -> None:
     for row in connections(plan):
         if Role.SUPERSPINE in (roles.get(row.link.a.device), roles.get(row.link.b.device)):
             assert row.media is SINGLE_MODE
+
+
+def test_a_splitter_with_unused_legs_is_one_cable(tmp_path: Path) -> None:
+    """One server with a 2x100G bond: each member lands on one leg of a 4x100G splitter on its leaf, three legs
+    unused, and each splitter is one cable."""
+    intent = {
+        "fabric": {"name": "tiny"},
+        "vlans": [{"id": 101, "name": "t0", "subnet": "10.101.0.0/16", "pair_prefix_length": 24}],
+        "underlay": {"asn": {"spine": 64600, "leaf_first": 64700}, "loopback_subnet": "10.0.0.0/20",
+                     "p2p_subnet": "10.1.0.0/16", "peer_link_subnet": "10.255.0.0/20"},
+        "topology": {"design": "tor-dual-homed", "nodes": 1, "nics_per_node": 1, "nic_speed_gbps": 100,
+                     "models": {"leaf": "DCS-7060DX5-64S", "spine": "DCS-7060DX5-64S"}},
+        "hosts": {"nccl": {"socket_ifname": "eno1"},
+                  "bonds": [{"name": "bond0", "members": ["ens1f0np0", "ens1f1np1"], "rdma_device": "mlx5_bond_0",
+                             "speed_gbps": 100, "vlan": 101}]},
+    }
+    plan = generated_plan(tmp_path, intent)
+    check_cabling(plan)
+    rows = [r for r in connections(plan) if r.splitter]
+    assert [(r.a_cage_gbps, r.link.speed_gbps) for r in rows] == [(400, 100), (400, 100)]
+    assert len({(r.link.a.device, r.cable) for r in rows}) == 2  # one splitter on each leaf of the pair

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import INTENTS, TEST_VERSION, example_plan, generated_plan
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from properties import check_fabric
 from test_cabling import check_cabling, check_placement
@@ -129,8 +129,25 @@ def assert_clos_properties(plan: FabricPlan, intent: dict) -> None:
             assert [switches[n.switch].rail for n in host.nics] == list(range(topo["nics_per_node"]))
 
 
+# Found by CI: one server in a full three-tier pod. Leaf pairs without servers stand in network racks beside the
+# spines, so some leaf-spine links are copper between broken-out cages.
+ONE_NODE_THREE_TIERS = {
+    "fabric": {"name": "sized"},
+    "vlans": [{"id": 101, "name": "t0", "subnet": "10.101.0.0/16", "pair_prefix_length": 24}],
+    "underlay": {"asn": {"superspine": 64500, "spine": 64600, "leaf_first": 64700}, "loopback_subnet": "10.0.0.0/20",
+                 "p2p_subnet": "10.1.0.0/16", "peer_link_subnet": "10.255.0.0/20"},
+    "topology": {"design": "tor-dual-homed", "nodes": 1, "nics_per_node": 1, "nic_speed_gbps": 100,
+                 "models": {"leaf": "DCS-7060DX5-64S", "spine": "DCS-7060DX5-64S", "superspine": "DCS-7060DX5-64S"},
+                 "oversubscription": "1:1", "tiers": 3},
+    "hosts": {"nccl": {"socket_ifname": "eno1"},
+              "bonds": [{"name": "bond0", "members": ["ens1f0np0", "ens1f1np1"], "rdma_device": "mlx5_bond_0",
+                         "speed_gbps": 100, "vlan": 101}]},
+}
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(sized_intents())
+@example(intent=ONE_NODE_THREE_TIERS)
 def test_generated_clos_fabrics(tmp_path_factory: pytest.TempPathFactory, intent: dict) -> None:
     plan = generated_plan(tmp_path_factory.mktemp("clos"), intent)
     assert_clos_properties(plan, intent)
