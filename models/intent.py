@@ -241,6 +241,9 @@ class Clos(IntentModel):
     pod_nodes: StrictInt | None = Field(None, ge=1, description="servers per pod; default: as many as fit")
     spare_ports_per_leaf: StrictInt = Field(0, ge=0, le=256, description="ports kept free on every leaf")
     tiers: Literal["auto", 2, 3] = Field("auto", description="auto: two tiers when one spine layer can connect")
+    spines_per_pod: StrictInt | None = Field(
+        None, ge=1, le=512, description="pin the spine count (per pod in three tiers); default: the fewest that fit"
+    )
     names: ClosNames = ClosNames()
 
     @property

@@ -113,6 +113,23 @@ def _smallest_divisor_fitting(total: int, per_group_limit: int, groups: int) -> 
     return None
 
 
+def _spine_count(topo: Clos, uplinks: int, downlinks: int, leaves: int, spine: str) -> int:
+    """Spines per pod: the pinned count if it fits, else the fewest that do. Every leaf spreads its uplinks
+    evenly (the count divides them) and every spine has a downlink for each of its links to the leaves."""
+    fewest = _smallest_divisor_fitting(uplinks, downlinks, leaves)
+    assert fewest is not None, "callers check that the pod fits its spines"
+    pinned = topo.spines_per_pod
+    if pinned is None:
+        return fewest
+    fitting = [k for k in range(fewest, uplinks + 1) if uplinks % k == 0]
+    if uplinks % pinned or pinned < fewest:
+        why = (f"{uplinks} uplinks per leaf do not spread evenly over {pinned} spines" if uplinks % pinned else
+               f"{pinned} {spine} spines have {pinned * downlinks} downlinks for {leaves * uplinks} leaf uplinks")
+        raise SizingError("spine-count-unfit", "spines_per_pod", why,
+                          "counts that fit: " + ", ".join(map(str, fitting)))
+    return pinned
+
+
 def size_clos(intent: Intent) -> ClosSize:
     topo = intent.topology
     assert isinstance(topo, Clos)
@@ -167,8 +184,7 @@ def size_clos(intent: Intent) -> ClosSize:
                 f"two tiers of {spine.name} connect at most {max_nodes} servers; use tiers: 3 (pods and "
                 "super-spines) or a spine model with more ports",
             )
-        k = _smallest_divisor_fitting(uplinks, spine_ports, leaves)
-        assert k is not None  # k = uplinks always fits when leaves <= spine_ports
+        k = _spine_count(topo, uplinks, spine_ports, leaves, spine.name)
         return ClosSize(topo.design, 2, topo.nodes, topo.nics_per_node if rail else 1,
                         0 if rail else topo.nics_per_node, speed, uplink, leaf, spine, None, host_ports,
                         nodes_per_leaf, uplinks, leaves, 1, topo.nodes, leaves, k, uplinks // k, 0, 0, 0)
@@ -196,13 +212,13 @@ def _three_tiers(intent: Intent, topo: Clos, leaf: SwitchModel, spine: SwitchMod
                           f"a {spine.name} spine cannot connect even one {'rail set' if rail else 'leaf pair'} "
                           f"of {group} leaves", "use a spine model with more ports")
     leaves_per_pod = group * groups_per_pod
-    spines_per_pod = _smallest_divisor_fitting(uplinks, spine_down, leaves_per_pod)
-    if spines_per_pod is None:
+    if _smallest_divisor_fitting(uplinks, spine_down, leaves_per_pod) is None:
         raise SizingError(
             "spine-radix-too-small", "pod_nodes",
             f"a pod of {leaves_per_pod} leaves needs more than the {spine_down} downlinks a {spine.name} has",
             f"use pod_nodes of at most {spine_down // group * nodes_per_leaf}",
         )
+    spines_per_pod = _spine_count(topo, uplinks, spine_down, leaves_per_pod, spine.name)
     # A pod holds what was asked (its last rail set or pair may be part-filled), else as much as fits.
     nodes_per_pod = topo.pod_nodes or groups_per_pod * nodes_per_leaf
     pods = math.ceil(topo.nodes / nodes_per_pod)

@@ -227,3 +227,25 @@ def test_a_pod_without_super_spine_uplinks_is_out_of_reach() -> None:
     cut = replace(plan, links=tuple(link for link in plan.links if link.a.device not in pod0_spines))
     findings = [f for f in check_plan(cut) if f.code == "leaves-out-of-reach"]
     assert findings and all("within 4 fabric links (5 switch hops)" in f.message for f in findings)
+
+
+def test_a_pinned_spine_count_wins_when_it_fits(tmp_path: Path) -> None:
+    checked = check_file(_with(tmp_path, "tor128-3tier", spines_per_pod=10), TEST_VERSION)
+    assert checked.plan is not None, [str(f) for f in checked.findings]
+    spines = [s for s in checked.plan.switches if s.role is Role.SPINE]
+    assert len(spines) == 3 * 10
+    for leaf in (s for s in checked.plan.switches if s.role is Role.LEAF):
+        per_spine = Counter(p.peer.device for p in leaf.ports if p.role is PortRole.UPLINK)
+        assert len(per_spine) == 10 and set(per_spine.values()) == {3}, leaf.name
+
+
+@pytest.mark.parametrize(("pinned", "message"), [
+    (4, "30 uplinks per leaf do not spread evenly over 4 spines"),
+    (3, "3 N9K-C9364D-GX2A spines have"),
+])
+def test_a_pinned_spine_count_that_does_not_fit_says_what_would(tmp_path: Path, pinned: int, message: str) -> None:
+    checked = check_file(_with(tmp_path, "tor128-3tier", spines_per_pod=pinned), TEST_VERSION)
+    (finding,) = [f for f in checked.findings if f.is_error]
+    assert (finding.code, finding.path) == ("spine-count-unfit", ("topology", "spines_per_pod"))
+    assert finding.message.startswith(message)
+    assert finding.hint == "counts that fit: 6, 10, 15, 30"
