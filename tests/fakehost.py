@@ -58,3 +58,14 @@ def copy_applied(applied: Applied, folder: Path) -> Path:
     root = folder / "host"
     shutil.copytree(applied.root, root, symlinks=True)
     return root
+
+
+def drifts(out: str) -> list[str]:
+    return [line[len("DRIFT"):].strip() for line in out.splitlines() if line.startswith("DRIFT")]
+
+
+def assert_drifts(out: str, expected: list[str]) -> None:
+    """The DRIFT lines are exactly the expected ones (each given by a prefix), in order."""
+    found = drifts(out)
+    assert len(found) == len(expected) and all(f.startswith(e) for f, e in zip(found, expected, strict=True)), (
+        "DRIFT lines:\n  " + "\n  ".join(found) + "\nexpected (prefixes):\n  " + "\n  ".join(expected))

@@ -18,8 +18,10 @@ from fakehost import (
     STUBS,
     Applied,
     apply_once,
+    assert_drifts,
     copy_applied,
     diff,
+    drifts,
     make_host,
     remove_netdev,
     run_script,
@@ -55,17 +57,6 @@ def write_script(folder: Path, intent: str, host: str) -> Path:
     path = folder / f"{intent}-{host}.roce.sh"
     path.write_text(host_files(intent)[f"hosts/{host}.roce.sh"], encoding="utf-8")
     return path
-
-
-def drifts(out: str) -> list[str]:
-    return [line[len("DRIFT"):].strip() for line in out.splitlines() if line.startswith("DRIFT")]
-
-
-def assert_drifts(out: str, expected: list[str]) -> None:
-    """The DRIFT lines are exactly the expected ones (each given by a prefix), in order."""
-    found = drifts(out)
-    assert len(found) == len(expected) and all(f.startswith(e) for f, e in zip(found, expected, strict=True)), (
-        "DRIFT lines:\n  " + "\n  ".join(found) + "\nexpected (prefixes):\n  " + "\n  ".join(expected))
 
 
 def member_labels(port: str) -> list[str]:

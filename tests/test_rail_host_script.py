@@ -18,8 +18,10 @@ from fakehost import (
     SYSTEM_PATH,
     Applied,
     apply_once,
+    assert_drifts,
     copy_applied,
     diff,
+    drifts,
     host_env,
     make_host,
     run_script,
@@ -108,17 +110,6 @@ def rules(root: Path) -> list[str]:
 
 def rules_from(root: Path, src: str) -> list[str]:
     return [line for line in rules(root) if line.split("\t")[1].startswith(f"from {src} ")]
-
-
-def drifts(out: str) -> list[str]:
-    return [line[len("DRIFT"):].strip() for line in out.splitlines() if line.startswith("DRIFT")]
-
-
-def assert_drifts(out: str, expected: list[str]) -> None:
-    """The DRIFT lines are exactly the expected ones (each given by a prefix), in order."""
-    found = drifts(out)
-    assert len(found) == len(expected) and all(f.startswith(e) for f, e in zip(found, expected, strict=True)), (
-        "DRIFT lines:\n  " + "\n  ".join(found) + "\nexpected (prefixes):\n  " + "\n  ".join(expected))
 
 
 def assert_one_rule_per_nic(root: Path, rail: Rail) -> None:
