@@ -1,9 +1,9 @@
 """Benchmark: validate, plan and render the sized example fabrics; median wall time and peak RSS.
 
-Each measurement runs in a fresh Python process, so imports are paid every time, as a user pays them.
-`render` is the command a user runs, `rocefab render -o DIR` (every switch config, host script and
-artifact, written atomically), with its default worker processes; its peak RSS is that of the largest
-process. Run from the top of the checkout:
+Each stage is the command a user runs, in a fresh process, so imports are paid every time as a user pays
+them: `rocefab validate`, `rocefab plan --json` (the whole plan printed) and `rocefab render -o DIR`
+(every switch config, host script and artifact, written atomically, with the default worker processes).
+Peak RSS is that of the largest process. Run from the top of the checkout:
 
     python bench/bench.py                       # the 128-, 1,024- and 4,096-node fabrics, 5 runs each
     python bench/bench.py --runs 3 --lab 202    # and a lab dry run of a ~200-device fabric
@@ -26,12 +26,12 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
+_CLI = "import subprocess, sys; subprocess.run([sys.executable, '-m', 'rocefab', {args}], check=True, " \
+       "stdout=subprocess.DEVNULL)"
 STAGES = {
-    "validate": "from renderers.pipeline import check_file; c = check_file({path!r}, 'bench'); assert c.ok",
-    "plan": "from renderers.pipeline import check_file; from renderers.plan import plan_to_json; "
-            "c = check_file({path!r}, 'bench'); plan_to_json(c.plan)",
-    "render": "import subprocess, sys; subprocess.run([sys.executable, '-m', 'rocefab', 'render', {path!r}, '-o', "
-              "{out!r}], check=True, stdout=subprocess.DEVNULL)",
+    "validate": _CLI.format(args="'validate', {path!r}"),
+    "plan": _CLI.format(args="'plan', {path!r}, '--json'"),
+    "render": _CLI.format(args="'render', {path!r}, '-o', {out!r}"),
 }
 # The peak of the measured process and every process it waited for (render's workers included).
 RSS = "; import resource; print(max(resource.getrusage(w).ru_maxrss for w in " \

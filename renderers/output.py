@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
@@ -33,7 +34,15 @@ class Entry:
     sha256: str
 
 
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+
+
 def write_files(folder: Path, files: Iterable[RenderedFile]) -> list[Entry]:
+    """Write `files` under `folder`, which holds none of them yet; modes follow the umask, as a compiler's do.
+
+    Raw descriptors rather than `open()`: a large fabric is thousands of small files, and the buffered
+    layer's extra system calls per file (fstat, isatty, lseek) cost more than the writing itself.
+    O_EXCL turns two files claiming one path into an error instead of a silent overwrite."""
     entries: list[Entry] = []
     made: set[Path] = set()
     for f in files:
@@ -42,9 +51,13 @@ def write_files(folder: Path, files: Iterable[RenderedFile]) -> list[Entry]:
             path.parent.mkdir(parents=True, exist_ok=True)
             made.add(path.parent)
         data = f.content.encode()
-        path.write_bytes(data)
-        if f.executable:
-            path.chmod(0o755)
+        fd = os.open(path, _CREATE, 0o777 if f.executable else 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
         entries.append(Entry(f.path, f.device, f.kind, hashlib.sha256(data).hexdigest()))
     return entries
 

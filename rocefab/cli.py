@@ -20,6 +20,7 @@ from renderers.output import OutputError
 from renderers.plan import FabricPlan, PortRole
 from renderers.summary import bandwidth, fabric_summary
 from rocefab import __version__, deploy_commands
+from rocefab.collector import collector_paused
 from rocefab.console import EXIT_INPUT, err, out
 from rocefab.lab_commands import lab_app
 from rocefab.pipeline_commands import check
@@ -115,7 +116,8 @@ def render(
     checked = check(intent)
     assert checked.plan is not None
     try:
-        files = render_to_folder(checked.plan, output, jobs or min(os.cpu_count() or 1, 4))
+        with collector_paused():  # forked workers inherit the pause
+            files = render_to_folder(checked.plan, output, jobs or min(os.cpu_count() or 1, 4))
     except OutputError as exc:
         err.print(f"{exc}; nothing was written", markup=False)
         raise typer.Exit(EXIT_INPUT) from None

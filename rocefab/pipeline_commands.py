@@ -12,6 +12,7 @@ from models.loader import IntentLoadError, SourceMap
 from renderers.pipeline import Checked, check_file
 from renderers.plan import FabricPlan
 from rocefab import __version__
+from rocefab.collector import collector_paused
 from rocefab.console import EXIT_FINDINGS, EXIT_INPUT, err
 
 _SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
@@ -43,7 +44,8 @@ def print_findings(findings: list[Finding], source: SourceMap) -> None:
 def check(intent: Path) -> Checked:
     """Run the pipeline, printing findings; exits with the documented codes on failure."""
     try:
-        checked = check_file(intent, __version__)
+        with collector_paused():
+            checked = check_file(intent, __version__)
     except IntentLoadError as exc:
         for error in exc.errors:
             err.print(f"{error}", markup=False)
