@@ -13,7 +13,6 @@ import math
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from xml.sax.saxutils import escape, quoteattr
 
 from models.catalogue import PLATFORMS, Platform
 from renderers.plan import FabricPlan, Host, LinkKind, Role, Switch
@@ -256,8 +255,18 @@ def _num(value: float) -> str:
     return f"{value:.1f}".removesuffix(".0")
 
 
+def escape(text: str) -> str:
+    """Text as XML character data. (xml.sax.saxutils has this, but importing it pulls in urllib and http.)"""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _quoted(value: str) -> str:
+    """A double-quoted XML attribute value."""
+    return '"' + escape(value).replace('"', "&quot;").replace("\n", "&#10;").replace("\t", "&#9;") + '"'
+
+
 def _attrs(**values: str | int | float) -> str:
-    return "".join(f" {name.replace('_', '-')}={quoteattr(_num(v) if isinstance(v, float) else str(v))}"
+    return "".join(f" {name.replace('_', '-')}={_quoted(_num(v) if isinstance(v, float) else str(v))}"
                    for name, v in values.items())
 
 

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from models.findings import Severity
 from models.intent import Intent
@@ -49,6 +48,8 @@ def validate(intent: IntentArg) -> None:
 
 
 def _summary(plan: FabricPlan, devices: bool) -> None:
+    from rich.table import Table  # here, not at the top: only `plan` draws tables, and every command imports this
+
     summary = fabric_summary(plan)
     tiers = Table(title=f"fabric {plan.source.fabric}: {summary.hosts} hosts, {summary.gpu_nics} NIC ports",
                   title_justify="left")

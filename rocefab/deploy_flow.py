@@ -1,0 +1,154 @@
+"""The work behind `rocefab diff`, `apply` and `rollback`: inventory, targets, fleet runs, printed results.
+
+Kept apart from the command signatures in `deploy_commands` so that the commands that never touch a device
+(validate, plan, render) do not pay for importing the deploy layer.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from deploy.fleet import DeviceResult, Fleet, Status, Target
+from deploy.inventory import CredentialError, Inventory, PasswordSource, load_inventory
+from deploy.targets import InventoryMismatch, build_targets, open_session, rollout_waves, session_factory
+from models.loader import IntentLoadError
+from renderers.plan import FabricPlan
+from renderers.render import render_fabric
+from rocefab.console import EXIT_FINDINGS, EXIT_INPUT, err, out
+from rocefab.pipeline_commands import checked_plan
+
+_STYLE = {Status.UNCHANGED: "green", Status.PENDING: "yellow", Status.COMMITTED: "green",
+          Status.ROLLED_BACK: "magenta", Status.NOT_STARTED: "dim", Status.FAILED: "bold red"}
+
+
+def _inventory(path: Path) -> Inventory:
+    try:
+        return load_inventory(path)
+    except IntentLoadError as exc:
+        for error in exc.errors:
+            err.print(str(error), markup=False)
+        raise typer.Exit(EXIT_INPUT) from None
+
+
+def _targets(plan: FabricPlan, inventory: Inventory, only: str | None) -> list[Target]:
+    wanted = {n.strip() for n in only.split(",")} if only else None
+    try:
+        return build_targets(plan, render_fabric(plan), inventory, PasswordSource(), wanted)
+    except (InventoryMismatch, CredentialError) as exc:
+        err.print(f"{inventory.file}: {exc}", markup=False)
+        raise typer.Exit(EXIT_INPUT) from None
+
+
+def _progress(total: int, verb: str) -> Progress:
+    progress = Progress(TextColumn(f"{verb}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                        TimeElapsedColumn(), console=err, transient=True)
+    progress.add_task("", total=total)
+    return progress
+
+
+def _run(progress: Progress, fleet: Fleet) -> Fleet:
+    task = progress.task_ids[0]
+    fleet.progress = lambda device, event: progress.update(task, advance=1, description=f"{device} {event}")
+    return fleet
+
+
+def _print_diffs(results: Sequence[DeviceResult]) -> None:
+    for r in results:
+        if not r.diff:
+            continue
+        out.print(f"[bold]--- {escape(r.name)} ({r.kind})[/]")
+        for line in r.diff.splitlines():
+            style = "green" if line.startswith(("+", "nv set")) else "red" if line.startswith(("-", "nv unset")) \
+                else "yellow" if line.startswith("DRIFT") else ""
+            out.print(f"[{style}]{escape(line)}[/]" if style else escape(line))
+
+
+def _table(results: Sequence[DeviceResult], title: str) -> None:
+    table = Table(title=title, title_justify="left")
+    for column in ("device", "kind", "status", "+", "-", "seconds", "detail"):
+        table.add_column(column, justify="right" if column in ("+", "-", "seconds") else "left")
+    for r in results:
+        lines = r.diff.splitlines()
+        plus = sum(line.startswith(("+", "nv set", "DRIFT")) for line in lines)
+        minus = sum(line.startswith(("-", "nv unset")) for line in lines)
+        table.add_row(r.name, r.kind, f"[{_STYLE[r.status]}]{r.status.value}[/]", str(plus), str(minus),
+                      f"{r.seconds:.1f}", escape(r.error or ""))
+    out.print(table)
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.status.value] = counts.get(r.status.value, 0) + 1
+    out.print(", ".join(f"{n} {status}" for status, n in counts.items()))
+
+
+def dry_run(intent: Path, inventory_path: Path, concurrency: int, only: str | None, merge: bool,
+             clear_stale: bool) -> None:
+    plan = checked_plan(intent)
+    targets = _targets(plan, _inventory(inventory_path), only)
+    with _progress(len(targets), "dry run") as progress:
+        fleet = Fleet(targets, session_factory(clear_stale), concurrency, replace=not merge)
+        results = _run(progress, fleet).dry_run()
+    _print_diffs(results)
+    _table(results, "dry run: staged, diffed and discarded - nothing was changed")
+    if any(r.status is Status.FAILED for r in results):
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, backup_dir: Path, concurrency: int,
+          only: str | None, merge: bool, clear_stale: bool) -> None:
+    sessions = session_factory(clear_stale)
+    plan = checked_plan(intent)
+    targets = _targets(plan, _inventory(inventory), only)
+    names = {t.name for t in targets}
+    waves = [[n for n in wave if n in names] for wave in rollout_waves(plan, canary_groups)]
+    waves = [wave for wave in waves if wave]
+    folder = backup_dir / dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    switches = [t for t in targets if t.access.kind != "host"]
+    with _progress(len(switches), "backup") as progress:
+        backups = _run(progress, Fleet(switches, sessions, concurrency)).backup(folder)
+    if any(r.status is Status.FAILED for r in backups):
+        _table(backups, f"backup to {folder} failed - nothing was changed")
+        raise typer.Exit(EXIT_FINDINGS)
+    err.print(f"running configs of {len(switches)} switches saved in {folder}", markup=False)
+    with _progress(len(targets) * 2, "apply") as progress:
+        fleet = Fleet(targets, sessions, concurrency, replace=not merge)
+        results = _run(progress, fleet).apply(waves, confirm_s or None)
+    _print_diffs([r for r in results if r.status in (Status.COMMITTED, Status.FAILED)])
+    _table(results, f"apply in {len(waves)} wave(s): {' | '.join(str(len(w)) for w in waves)} devices")
+    if any(r.status is Status.FAILED for r in results):
+        err.print(f"stopped; restore everything with: rocefab rollback --inventory {inventory} --backup {folder}",
+                  markup=False)
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+def rollback(inventory: Path, backup: Path, concurrency: int, confirm_s: int) -> None:
+    try:
+        index = json.loads((backup / "backup.json").read_text(encoding="utf-8"))["devices"]
+    except (OSError, ValueError, KeyError) as exc:
+        err.print(f"{backup}: not a rocefab backup ({exc})", markup=False)
+        raise typer.Exit(EXIT_INPUT) from None
+    inv = _inventory(inventory)
+    missing = [name for name in index if name not in inv.devices]
+    if missing:
+        err.print(f"{inv.file}: the inventory has no entry for: {', '.join(missing)}", markup=False)
+        raise typer.Exit(EXIT_INPUT)
+    passwords = PasswordSource()
+    try:
+        targets = [Target(inv.access(name, kind, passwords), (backup / f"{name}.cfg").read_text(encoding="utf-8"))
+                   for name, kind in sorted(index.items())]
+    except CredentialError as exc:
+        err.print(str(exc), markup=False)
+        raise typer.Exit(EXIT_INPUT) from None
+    with _progress(len(targets), "rollback") as progress:
+        results = _run(progress, Fleet(targets, open_session, concurrency)).apply([[t.name for t in targets]],
+                                                                                    confirm_s or None)
+    _table(results, f"rollback to {backup}")
+    if any(r.status is Status.FAILED for r in results):
+        raise typer.Exit(EXIT_FINDINGS)
