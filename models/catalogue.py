@@ -63,6 +63,10 @@ class PlatformSpec:
         )
 
 
+# NX-OS serves strict priority only on its highest-numbered qos-groups (N9K 10.5 QoS guide, queuing guidelines),
+# so the CNP class takes group 7 there, as in Cisco's RoCE configurations, whatever its fabric priority.
+NXOS_STRICT_QOS_GROUP = 7
+
 PLATFORMS: dict[Platform, PlatformSpec] = {
     Platform.CUMULUS: PlatformSpec(
         key=Platform.CUMULUS,

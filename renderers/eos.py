@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from renderers.common import dscps_by_priority, egress_queues, seconds, unused_children
+from renderers.common import egress_queues, seconds, unused_children
 from renderers.natural import natural_key
-from renderers.plan import FabricPlan, PortRole, Switch
+from renderers.plan import FabricPlan, PortRole, Qos, Switch
 from renderers.templating import header_lines, render
 
 QOS_PROFILE = "ROCE-LOSSLESS"
@@ -17,6 +17,25 @@ VARP_MAC = "00:1c:73:00:00:01"  # shared virtual-router MAC of every leaf pair's
 
 def _speed(speed_gbps: int, lanes: int) -> str:
     return f"{speed_gbps}g-{lanes}"
+
+
+# EOS's built-in DSCP -> traffic-class map swaps the two lowest classes: DSCP 0-7 (unmarked traffic) go to
+# class 1 and DSCP 8-15 to class 0, where hosts and the other platforms use priority DSCP >> 3. rocefab
+# schedules the default class as queue 0, so both blocks are mapped explicitly; DSCPs the intent maps keep
+# their own class. The reference confirms only CS3 -> TC3 of that default map; the full table comes from a
+# secondary source (an EOS RoCE configuration write-up), and mapping explicitly is right either way.
+_SWAPPED_DEFAULT_BLOCKS = ((range(8), 0), (range(8, 16), 1))
+
+
+def _dscp_maps(q: Qos) -> list[dict[str, Any]]:
+    explicit = dict(q.dscp_to_priority)
+    by_class: dict[int, list[int]] = {}
+    for block, traffic_class in _SWAPPED_DEFAULT_BLOCKS:
+        by_class.setdefault(traffic_class, []).extend(d for d in block if d not in explicit)
+    for dscp, prio in explicit.items():
+        by_class.setdefault(prio, []).append(dscp)
+    return [{"dscps": " ".join(map(str, sorted(dscps))), "traffic_class": tc}
+            for tc, dscps in sorted(by_class.items()) if dscps]
 
 
 def _qos(plan: FabricPlan, switch: Switch) -> dict[str, Any]:
@@ -34,9 +53,7 @@ def _qos(plan: FabricPlan, switch: Switch) -> dict[str, Any]:
         "watchdog": watchdog,
         "queue_keyword": switch.queue_keyword or "tx-queue",
         "queues": egress_queues(q),
-        "dscp_maps": [
-            {"dscps": " ".join(map(str, dscps)), "traffic_class": prio} for prio, dscps in dscps_by_priority(q)
-        ],
+        "dscp_maps": _dscp_maps(q),
     }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from models.catalogue import NXOS_STRICT_QOS_GROUP
 from renderers.common import DEFAULT_PRIORITY, dscps_by_priority, egress_queues
 from renderers.natural import natural_key
 from renderers.plan import FabricPlan, PortRole, Switch
@@ -13,6 +14,16 @@ CLASSIFY_POLICY = "ROCE-CLASSIFY"
 QUEUING_POLICY = "ROCE-EGRESS"
 NETWORK_POLICY = "ROCE-NETWORK"
 ROLE_PRIORITY = {True: 100, False: 200}  # vPC primary (leaf a) wins with the lower value
+
+
+def qos_group(priority: int, cnp_priority: int) -> int:
+    """The qos-group (= egress queue) of a fabric priority on NX-OS: CNP's priority and 7 trade places,
+    every other priority keeps its number. Qos-groups are internal to the switch; hosts never see them."""
+    if priority == cnp_priority:
+        return NXOS_STRICT_QOS_GROUP
+    if priority == NXOS_STRICT_QOS_GROUP:
+        return cnp_priority
+    return priority
 
 
 def _queue_name(queue: int) -> str:
@@ -29,8 +40,8 @@ def _qos(plan: FabricPlan, switch: Switch) -> dict[str, Any]:
             name = "CNP"
         else:
             name = f"DSCP-PRIO-{prio}"
-        classes.append({"name": name, "dscps": ",".join(map(str, dscps)), "qos_group": prio})
-    scheduled = {queue.id: queue for queue in egress_queues(q)}
+        classes.append({"name": name, "dscps": ",".join(map(str, dscps)), "qos_group": qos_group(prio, q.cnp_priority)})
+    scheduled = {qos_group(queue.id, q.cnp_priority): queue for queue in egress_queues(q)}
     # The 8-queue template is listed in full; queues rocefab leaves unused get no bandwidth. The order
     # (q6 down to q1, default, then q7) is the one NX-OS prints.
     queues = []
@@ -42,8 +53,10 @@ def _qos(plan: FabricPlan, switch: Switch) -> dict[str, Any]:
             "bandwidth_percent": s.bandwidth_percent if s else 0,
             "ecn": s.ecn if s else None,
         })
+    # The checks keep lossless priorities off group 7, so their groups keep their numbers and match pfc-cos.
     network_classes = [
-        {"name": f"c-8q-nq{prio}", "mtu": switch.mtu_bytes, "pause_cos": prio} for prio in q.lossless_priorities
+        {"name": f"c-8q-nq{qos_group(prio, q.cnp_priority)}", "mtu": switch.mtu_bytes, "pause_cos": prio}
+        for prio in q.lossless_priorities
     ]
     network_classes.append({"name": "c-8q-nq-default", "mtu": switch.mtu_bytes, "pause_cos": None})
     return {

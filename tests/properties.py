@@ -16,7 +16,8 @@ from renderers.render import RenderedFile
 class SwitchQos:
     """What a rendered switch config says about QoS."""
 
-    dscp_to_priority: dict[int, int]
+    dscp_to_priority: dict[int, int]  # the switch's own class numbers (NX-OS: qos-groups)
+    unmarked_class: int  # where DSCP 0 lands
     lossless: set[int]
     ecn_queues: set[int]
     strict_queues: set[int]
@@ -52,7 +53,8 @@ def _eos(sw: Switch, text: str) -> SwitchQos:
             assert node.child(f"mtu {sw.mtu_bytes}"), f"{sw.name} {port.name}: routed port without jumbo MTU"
     for svi in root.starting("interface Vlan"):
         assert svi.child(f"mtu {sw.mtu_bytes}"), f"{sw.name} {svi.line}: SVI without jumbo MTU"
-    return SwitchQos(dscp, lossless, ecn, strict)
+    # EOS's default map sends DSCP 0 to traffic class 1, so only an explicit line puts it in the default queue.
+    return SwitchQos(dscp, dscp.get(0, 1), lossless, ecn, strict)
 
 
 def _nxos(sw: Switch, text: str) -> SwitchQos:
@@ -64,12 +66,15 @@ def _nxos(sw: Switch, text: str) -> SwitchQos:
         class_dscps[cm.line.split()[-1]] = [int(d) for d in match[0].line.split()[-1].split(",")]
     policy = root.child("policy-map type qos ROCE-CLASSIFY")
     assert policy is not None
-    dscp = {}
+    dscp, unmarked = {}, None
     for cls in policy.starting("class "):
         name = cls.line.split()[1]
         group = int(cls.starting("set qos-group ")[0].line.split()[-1])
         for d in class_dscps.get(name, []):
             dscp[d] = group
+        if name == "class-default":
+            unmarked = group
+    assert unmarked is not None, f"{sw.name}: no class-default"
     network = root.child("policy-map type network-qos ROCE-NETWORK")
     assert network is not None
     lossless = set()
@@ -104,7 +109,8 @@ def _nxos(sw: Switch, text: str) -> SwitchQos:
     for lag in sw.lags:
         node = root.child(f"interface {lag.name}")
         assert node is not None and node.child("priority-flow-control mode on"), f"{sw.name} {lag.name}"
-    return SwitchQos(dscp, lossless, ecn, strict)
+    assert strict <= {7}, f"{sw.name}: NX-OS queues strictly only from the top group down, not {strict}"
+    return SwitchQos(dscp, dscp.get(0, unmarked), lossless, ecn, strict)
 
 
 def _cumulus(sw: Switch, text: str) -> SwitchQos:
@@ -132,7 +138,8 @@ def _cumulus(sw: Switch, text: str) -> SwitchQos:
         assert entry["link"]["mtu"] == sw.mtu_bytes, f"{sw.name} {port.name}: MTU"
     for lag in sw.lags:
         assert interfaces[lag.name]["link"]["mtu"] == sw.mtu_bytes
-    return SwitchQos(dscp, lossless, ecn, strict)
+    # Trusting L3, Cumulus maps an unlisted DSCP d to priority d >> 3 (lossless reference section 3.2).
+    return SwitchQos(dscp, dscp.get(0, 0), lossless, ecn, strict)
 
 
 PARSERS = {"eos": (".cfg", _eos), "nxos": (".cfg", _nxos), "cumulus": (".nvue.yaml", _cumulus)}
@@ -151,9 +158,10 @@ def check_fabric(plan: FabricPlan, rendered: list[RenderedFile] | tuple[Rendered
     for name, sq in qos_of.items():
         assert sq.lossless == set(q.lossless_priorities), f"{name}: PFC on {sq.lossless}"
         assert sq.ecn_queues == {q.roce_priority}, f"{name}: ECN on {sq.ecn_queues}"
-        assert sq.strict_queues == {q.cnp_priority}, f"{name}: strict queues {sq.strict_queues}"
-        assert sq.dscp_to_priority.get(q.cnp_dscp) == q.cnp_priority
-        assert q.cnp_priority not in sq.lossless
+        cnp_class = sq.dscp_to_priority.get(q.cnp_dscp)
+        assert sq.strict_queues == {cnp_class}, f"{name}: CNPs in {cnp_class}, strict queues {sq.strict_queues}"
+        assert cnp_class not in sq.lossless
+        assert sq.unmarked_class == dict(q.dscp_to_priority).get(0, 0), f"{name}: DSCP 0 in {sq.unmarked_class}"
 
     # The switches every host's traffic can cross besides its own leaves: the whole upper fabric.
     upper = [sw.name for sw in plan.switches if sw.role.value != "leaf"]

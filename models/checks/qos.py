@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from models.catalogue import NXOS_STRICT_QOS_GROUP, Platform
 from models.checks.common import error, info, models_in_use, warning
 from models.findings import Finding
 from models.intent import Intent
@@ -49,6 +50,15 @@ def check(intent: Intent) -> list[Finding]:
             "cnp-priority-lossless", ("qos", "cnp", "priority"),
             f"CNP priority {cnp.priority} is a lossless (PFC) priority",
             "CNPs must bypass the paused RoCE queue: give them their own strict-priority class (6 by convention)",
+        ))
+    # NX-OS queues strictly only from the top qos-group down, and its CNP class takes group 7 (see
+    # renderers/nxos.py); a lossless class there would have nowhere to go.
+    if roce.priority == NXOS_STRICT_QOS_GROUP and any(m.spec.key is Platform.NXOS for _, m in models_in_use(intent)):
+        found.append(error(
+            "lossless-on-strict-queue", ("qos", "roce", "priority"),
+            f"RoCE priority {roce.priority} is the queue NX-OS must give to CNPs: it serves strict priority "
+            f"only on its highest qos-group",
+            "use priority 3 for RoCE, the convention every platform and NIC default agrees on",
         ))
     if cnp.dscp == roce.dscp:
         found.append(error(
