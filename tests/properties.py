@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from models.loader import load_yaml12
 from renderers.configtext import parse_indented
+from renderers.nxos import qos_group
 from renderers.plan import FabricPlan, Switch
 from renderers.render import RenderedFile
 
@@ -154,6 +155,7 @@ def check_fabric(plan: FabricPlan, rendered: list[RenderedFile] | tuple[Rendered
     """Assert the end-to-end agreement of every switch and host of a rendered fabric."""
     files = {f.path: f for f in rendered}
     qos_of = {sw.name: switch_qos(sw, files) for sw in plan.switches}
+    platform_of = {sw.name: sw.platform for sw in plan.switches}
     q = plan.qos
     for name, sq in qos_of.items():
         assert sq.lossless == set(q.lossless_priorities), f"{name}: PFC on {sq.lossless}"
@@ -161,7 +163,10 @@ def check_fabric(plan: FabricPlan, rendered: list[RenderedFile] | tuple[Rendered
         cnp_class = sq.dscp_to_priority.get(q.cnp_dscp)
         assert sq.strict_queues == {cnp_class}, f"{name}: CNPs in {cnp_class}, strict queues {sq.strict_queues}"
         assert cnp_class not in sq.lossless
-        assert sq.unmarked_class == dict(q.dscp_to_priority).get(0, 0), f"{name}: DSCP 0 in {sq.unmarked_class}"
+        unmarked = dict(q.dscp_to_priority).get(0, 0)
+        if platform_of[name] == "nxos":  # qos-groups are NX-OS's own numbering of the priorities
+            unmarked = qos_group(unmarked, q.cnp_priority)
+        assert sq.unmarked_class == unmarked, f"{name}: DSCP 0 in {sq.unmarked_class}, not {unmarked}"
 
     # The switches every host's traffic can cross besides its own leaves: the whole upper fabric.
     upper = [sw.name for sw in plan.switches if sw.role.value != "leaf"]

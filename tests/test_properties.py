@@ -33,6 +33,10 @@ def fabrics(draw: st.DrawFn) -> dict:
     leaf_speeds = set.intersection(*(set(MODELS[p["model"]].speeds_gbps()) for p in pairs))
     assume(leaf_speeds)
     speed = draw(st.sampled_from(sorted(leaf_speeds)))
+    # Extra classes, unmarked traffic (DSCP 0) among the candidates, on priorities neither RoCE nor CNP use.
+    free = [p for p in range(8) if p not in (roce_priority, cnp_priority)]
+    dscp_map = draw(st.dictionaries(st.integers(0, 63).filter(lambda d: d not in (roce_dscp, cnp_dscp)),
+                                    st.sampled_from(free), max_size=3))
     bond_count = draw(st.integers(1, 2))
     bonds = [
         {"name": f"bond{b}", "members": [f"ens{b + 1}f0np0", f"ens{b + 1}f1np1"], "rdma_device": f"mlx5_bond_{b}",
@@ -44,6 +48,7 @@ def fabrics(draw: st.DrawFn) -> dict:
         "qos": {
             "roce": {"dscp": roce_dscp, "priority": roce_priority},
             "cnp": {"dscp": cnp_dscp, "priority": cnp_priority},
+            "dscp_map": dscp_map,
             "ets": {"roce_percent": (w := draw(st.integers(1, 99))), "default_percent": 100 - w},
             "pfc": {"watchdog": {"enabled": draw(st.booleans())}},
         },
