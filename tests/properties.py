@@ -179,6 +179,11 @@ def check_fabric(plan: FabricPlan, rendered: list[RenderedFile] | tuple[Rendered
         assert tos & 0b11 == 0b10, "RoCE packets leave hosts ECN-capable (ECT(0))"
         assert env["NCCL_IB_HCA"] == "=" + ",".join(f"{d}:1" for d in host.rdma_devices)
         # (rdma device, its ports as (netdev, leaf)) for bonds and for rail NICs alike
+        speeds = {m.netdev: b.speed_gbps for b in host.bonds for m in b.members} | {
+            n.netdev: n.speed_gbps for n in host.nics}
+        for netdev_name, gbps in speeds.items():
+            assert re.findall(rf"^verify_speed {re.escape(netdev_name)} (\d+)$", script, re.MULTILINE) == [str(gbps)], (
+                f"{host.name} {netdev_name}: link speed not verified at {gbps}G")
         devices = [(b.rdma_device, [(m.netdev, m.switch) for m in b.members]) for b in host.bonds]
         devices += [(n.rdma_device, [(n.netdev, n.switch)]) for n in host.nics]
         assert devices, f"{host.name} has no fabric NIC"

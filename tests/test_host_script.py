@@ -235,6 +235,28 @@ def test_drift_is_reported_exactly_and_apply_repairs_it(case: str, applied: Path
         assert diff(applied_once.snapshot, snapshot(applied)) == []
 
 
+def test_a_link_slower_than_planned_is_drift_that_apply_cannot_repair(tmp_path: Path, lab_script: Path) -> None:
+    """A member that came up at 200G on a 400G plan (wrong optic, cable or seating) is reported on every run:
+    no setting of the host can fix it, so apply ends with it as the one drift left."""
+    root = make_host(tmp_path / "host", LAB_PORTS, LAB_LAG, speeds={P1: 200000})
+    check = run_script(lab_script, root, "--check")
+    assert f"DRIFT   {P1} link speed is '200000' Mb/s, want '400000'" in check.stdout
+    assert f"ok      {P0} link speed = 400000 Mb/s" in check.stdout
+    fix = run_script(lab_script, root)
+    assert fix.returncode == 1, fix.stdout + fix.stderr
+    assert [line for line in fix.stdout.splitlines() if not line.startswith(("ok ", "changed "))] == [
+        f"DRIFT   {P1} link speed is '200000' Mb/s, want '400000' (check the optic or cable and its seating)",
+        "21 setting(s) changed"]
+
+
+def test_a_down_link_is_noted_and_its_speed_not_judged(applied: Path, lab_script: Path) -> None:
+    stub(applied, "ip", "link", "set", "dev", P1, "down")
+    check = run_script(lab_script, applied, "--check")
+    assert_drifts(check.stdout, [f"{P1} admin state: is 'down'"])  # the admin state, not the speed
+    assert f"note    {P1} link is down: its speed is checked once it is up" in check.stdout
+    assert f"ok      {P0} link speed = 400000 Mb/s" in check.stdout
+
+
 # --- prerequisites, usage, failing and lying tools -----------------------------------------------------------------
 
 

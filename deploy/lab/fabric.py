@@ -24,6 +24,13 @@ EOS_VERSION = "4.34.1F"
 USERS = {"eos": "admin", "nxos": "admin", "cumulus": "cumulus", "host": "root"}
 
 
+def _planned_speeds(host: Host) -> dict[str, int]:
+    """Every fabric port of a lab host comes up at the speed the plan gives it, in Mb/s as sysfs reports it."""
+    speeds = {m.netdev: bond.speed_gbps * 1000 for bond in host.bonds for m in bond.members}
+    speeds.update({nic.netdev: nic.speed_gbps * 1000 for nic in host.nics})
+    return speeds
+
+
 class Stoppable(Protocol):
     def stop(self) -> None: ...
 
@@ -81,7 +88,8 @@ class FabricLab:
         netdevs = [*(m.netdev for bond in host.bonds for m in bond.members), *(n.netdev for n in host.nics)]
         lag = {bond.rdma_device: (bond.members[0].netdev, bond.members[1].netdev) for bond in host.bonds}
         device = LinuxHost(self.folder / "hosts" / host.name, host.name, netdevs, lag,
-                           rdma={n.netdev: n.rdma_device for n in host.nics}, username=USERS["host"],
+                           rdma={n.netdev: n.rdma_device for n in host.nics}, speeds=_planned_speeds(host),
+                           username=USERS["host"],
                            password=self.password)
         ssh = LabSSHServer(device, name=host.name, workers=4)
         return LabDevice(host.name, "host", ssh, {"host": ssh.host, "port": ssh.port, "transport": "ssh",

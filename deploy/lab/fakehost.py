@@ -38,7 +38,7 @@ def make_host(root: Path, netdevs: Sequence[str], roce_lag: Mapping[str, tuple[s
               rdma: Mapping[str, str] | None = None, mtu: int = 1500, max_mtu: int = 9978, up: bool = True,
               pause: tuple[bool, bool, bool] = (False, True, True), rings: tuple[int, int] = (1024, 1024),
               ring_max: int = 8192, trust: str = "pcp", ecn_enabled: bool = False, cnp_dscp: int = 48,
-              cnp_802p_prio: int = 6) -> Path:
+              cnp_802p_prio: int = 6, speeds: Mapping[str, int] | None = None) -> Path:
     """A pristine host: ConnectX PF netdevs, each with its own RDMA device, no bonds, nothing in etc.
 
     Each netdev's RDMA device is present from boot under class/infiniband (GID index 3 is its IPv4 "RoCE v2" GID
@@ -49,7 +49,7 @@ def make_host(root: Path, netdevs: Sequence[str], roce_lag: Mapping[str, tuple[s
     only ports of one bond. Defaults are what an mlx5 shows after boot: mtu 1500 (max 9978), admin up, 802.3x pause
     autoneg off / rx on / tx on (mlx5 refuses autoneg), rings 1024/1024 of 8192, trust pcp, no PFC, CNP DSCP 48 /
     priority 6, rdma_cm ToS 0 and "RoCE v2"; DCQCN enable flags are 0 here (set ecn_enabled=True for firmware that
-    enables DCQCN on every priority).
+    enables DCQCN on every priority). Links come up at 400G unless `speeds` (netdev -> Mb/s) says otherwise.
     """
     roce_lag = roce_lag or {}
     rdma = rdma or {}
@@ -57,9 +57,10 @@ def make_host(root: Path, netdevs: Sequence[str], roce_lag: Mapping[str, tuple[s
         missing = set(pair) - set(netdevs)
         if missing:
             raise ValueError(f"LAG ports {sorted(missing)} are not netdevs of the host")
-    unknown = set(rdma) - set(netdevs)
+    speeds = speeds or {}
+    unknown = (set(rdma) | set(speeds)) - set(netdevs)
     if unknown:
-        raise ValueError(f"RDMA devices given for {sorted(unknown)}, which are not netdevs of the host")
+        raise ValueError(f"RDMA devices or speeds given for {sorted(unknown)}, which are not netdevs of the host")
     names = [rdma.get(name, f"mlx5_{i}") for i, name in enumerate(netdevs)]
     taken = sorted({n for n in names if names.count(n) > 1} | (set(names) & set(roce_lag)))
     if taken:
@@ -69,7 +70,8 @@ def make_host(root: Path, netdevs: Sequence[str], roce_lag: Mapping[str, tuple[s
     for i, (name, rdma_device) in enumerate(zip(netdevs, names, strict=True)):
         host.add_physical(name, mac=f"0c:42:a1:00:00:{i + 1:02x}", rdma_device=rdma_device, mtu=mtu,
                           max_mtu=max_mtu, up=up, pause=pause, rings=rings, ring_max=ring_max, trust=trust,
-                          ecn_enabled=ecn_enabled, cnp_dscp=cnp_dscp, cnp_802p_prio=cnp_802p_prio)
+                          ecn_enabled=ecn_enabled, cnp_dscp=cnp_dscp, cnp_802p_prio=cnp_802p_prio,
+                          speed_mbps=speeds.get(name, 400000))
     host.commit()
     return root
 

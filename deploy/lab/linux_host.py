@@ -28,10 +28,11 @@ class LinuxHost:
 
     def __init__(self, sandbox: Path, hostname: str, netdevs: Sequence[str],
                  roce_lag: Mapping[str, tuple[str, str]], *, rdma: Mapping[str, str] | None = None,
-                 username: str = "root", password: str = "lab", refuse_logins: bool = False) -> None:
+                 speeds: Mapping[str, int] | None = None, username: str = "root", password: str = "lab",
+                 refuse_logins: bool = False) -> None:
         self.sandbox = sandbox.resolve()
         self.sandbox.mkdir(parents=True)
-        fakehost.make_host(self.sandbox, netdevs, roce_lag, rdma=rdma)
+        fakehost.make_host(self.sandbox, netdevs, roce_lag, rdma=rdma, speeds=speeds)
         self.hostname = hostname
         self.username = username
         self.password = password

@@ -217,6 +217,21 @@ verify_gid() {  # RDMA_DEVICE INDEX: the GID NCCL is told to use must be a RoCE 
   fi
 }
 
+verify_speed() {  # NETDEV GBPS: a link up at another speed than planned (wrong optic or cable, badly seated)
+  local have want=$(($2 * 1000))
+  if [[ $(read_file "$SYS/class/net/$1/operstate") != up ]]; then
+    echo "note    $1 link is down: its speed is checked once it is up"
+    return
+  fi
+  have=$(read_file "$SYS/class/net/$1/speed")
+  if [[ "$have" == "$want" ]]; then
+    echo "ok      $1 link speed = $want Mb/s"
+  else
+    echo "DRIFT   $1 link speed is '$have' Mb/s, want '$want' (check the optic or cable and its seating)"
+    DRIFT=$((DRIFT + 1))
+  fi
+}
+
 digest() { printf '%s\n' "$1" | sha256sum | cut -c1-16; }
 file_digest() { if [[ -r "$1" ]]; then sha256sum <"$1" | cut -c1-16; else echo "<missing>"; fi; }
 

@@ -5,6 +5,7 @@ Everything lives under the fake sysfs root given by $ROCEFAB_SYSFS_ROOT, so a sc
 exactly what the stubs changed:
 
     class/net/<if>/{mtu,ifindex,address,operstate,flags}    kept current by the stubs
+    class/net/<if>/speed     Mb/s while the link is up; a failing read while it is down, as the kernel's EINVAL
     class/net/<if>/master -> ../<bond>, upper_<bond>; class/net/<bond>/lower_<if>
     class/net/<bond>/bonding/{mode,lacp_rate,xmit_hash_policy,miimon,slaves,mii_status}   real formats
     class/net/<if>/ecn/roce_{np,rp}/enable/<0-7>, roce_np/{cnp_dscp,cnp_802p_prio}        plain files
@@ -264,10 +265,13 @@ class Host:
     def add_physical(self, name: str, *, mac: str, rdma_device: str, mtu: int = 1500, max_mtu: int = 9978,
                      up: bool = True, pause: tuple[bool, bool, bool] = (False, True, True),
                      rings: tuple[int, int] = (1024, 1024), ring_max: int = 8192, trust: str = "pcp",
-                     ecn_enabled: bool = False, cnp_dscp: int = 48, cnp_802p_prio: int = 6) -> None:
-        """A ConnectX PF netdev with the MLNX_OFED/DOCA ECN sysfs, as a freshly booted host shows it."""
+                     ecn_enabled: bool = False, cnp_dscp: int = 48, cnp_802p_prio: int = 6,
+                     speed_mbps: int = 400000) -> None:
+        """A ConnectX PF netdev with the MLNX_OFED/DOCA ECN sysfs, as a freshly booted host shows it; its link
+        comes up at `speed_mbps` (what the cable and the far end negotiate)."""
         self.netdevs[name] = {
             "kind": "physical", "ifindex": self._new_ifindex(), "mac": mac, "up": up, "cable": True,
+            "speed": speed_mbps,
             "max_mtu": max_mtu, "master": None, "orig_mtu": None, "addrs": [], "rdma_device": rdma_device,
             "pause": {"autoneg": pause[0], "rx": pause[1], "tx": pause[2]},
             "rings": {"rx": rings[0], "tx": rings[1], "rx_max": ring_max, "tx_max": ring_max},
@@ -499,6 +503,14 @@ class Host:
         write_atomic(join(d, "address"), f"{dev['mac']}\n")
         write_atomic(join(d, "flags"), f"0x{self.flags(name):x}\n")
         write_atomic(join(d, "operstate"), "up\n" if self.carrier(name) else "down\n")
+        if dev["kind"] == "physical":
+            speed = join(d, "speed")
+            if self.carrier(name):
+                if os.path.isdir(speed):
+                    remove(speed)
+                write_atomic(speed, f"{dev['speed']}\n")
+            else:
+                make_unreadable(speed)
         links = {}
         if dev["master"]:
             links["master"] = links[f"upper_{dev['master']}"] = f"../{dev['master']}"

@@ -233,6 +233,21 @@ verify_gid() {  # RDMA_DEVICE INDEX: the GID NCCL is told to use must be a RoCE 
   fi
 }
 
+verify_speed() {  # NETDEV GBPS: a link up at another speed than planned (wrong optic or cable, badly seated)
+  local have want=$(($2 * 1000))
+  if [[ $(read_file "$SYS/class/net/$1/operstate") != up ]]; then
+    echo "note    $1 link is down: its speed is checked once it is up"
+    return
+  fi
+  have=$(read_file "$SYS/class/net/$1/speed")
+  if [[ "$have" == "$want" ]]; then
+    echo "ok      $1 link speed = $want Mb/s"
+  else
+    echo "DRIFT   $1 link speed is '$have' Mb/s, want '$want' (check the optic or cable and its seating)"
+    DRIFT=$((DRIFT + 1))
+  fi
+}
+
 digest() { printf '%s\n' "$1" | sha256sum | cut -c1-16; }
 file_digest() { if [[ -r "$1" ]]; then sha256sum <"$1" | cut -c1-16; else echo "<missing>"; fi; }
 
@@ -279,6 +294,7 @@ ensure_sysfs "enp24s0np0 CNP DSCP" "$SYS/class/net/enp24s0np0/ecn/roce_np/cnp_ds
 ensure_sysfs "enp24s0np0 CNP priority" "$SYS/class/net/enp24s0np0/ecn/roce_np/cnp_802p_prio" 6
 converge "enp24s0np0 mtu" 9000 read_file "$SYS/class/net/enp24s0np0/mtu" -- ip link set dev enp24s0np0 mtu 9000
 ensure_up enp24s0np0
+verify_speed enp24s0np0 400
 ensure_address enp24s0np0 10.128.7.255/31
 ensure_route 10.128.0.0/15 10.128.7.254 enp24s0np0
 # traffic sourced from this NIC leaves by this NIC, whatever rail it is for
@@ -302,6 +318,7 @@ ensure_sysfs "enp64s0np0 CNP DSCP" "$SYS/class/net/enp64s0np0/ecn/roce_np/cnp_ds
 ensure_sysfs "enp64s0np0 CNP priority" "$SYS/class/net/enp64s0np0/ecn/roce_np/cnp_802p_prio" 6
 converge "enp64s0np0 mtu" 9000 read_file "$SYS/class/net/enp64s0np0/mtu" -- ip link set dev enp64s0np0 mtu 9000
 ensure_up enp64s0np0
+verify_speed enp64s0np0 400
 ensure_address enp64s0np0 10.130.7.255/31
 ensure_route 10.130.0.0/15 10.130.7.254 enp64s0np0
 # traffic sourced from this NIC leaves by this NIC, whatever rail it is for
@@ -325,6 +342,7 @@ ensure_sysfs "enp79s0np0 CNP DSCP" "$SYS/class/net/enp79s0np0/ecn/roce_np/cnp_ds
 ensure_sysfs "enp79s0np0 CNP priority" "$SYS/class/net/enp79s0np0/ecn/roce_np/cnp_802p_prio" 6
 converge "enp79s0np0 mtu" 9000 read_file "$SYS/class/net/enp79s0np0/mtu" -- ip link set dev enp79s0np0 mtu 9000
 ensure_up enp79s0np0
+verify_speed enp79s0np0 400
 ensure_address enp79s0np0 10.132.7.255/31
 ensure_route 10.132.0.0/15 10.132.7.254 enp79s0np0
 # traffic sourced from this NIC leaves by this NIC, whatever rail it is for
@@ -348,6 +366,7 @@ ensure_sysfs "enp94s0np0 CNP DSCP" "$SYS/class/net/enp94s0np0/ecn/roce_np/cnp_ds
 ensure_sysfs "enp94s0np0 CNP priority" "$SYS/class/net/enp94s0np0/ecn/roce_np/cnp_802p_prio" 6
 converge "enp94s0np0 mtu" 9000 read_file "$SYS/class/net/enp94s0np0/mtu" -- ip link set dev enp94s0np0 mtu 9000
 ensure_up enp94s0np0
+verify_speed enp94s0np0 400
 ensure_address enp94s0np0 10.134.7.255/31
 ensure_route 10.134.0.0/15 10.134.7.254 enp94s0np0
 # traffic sourced from this NIC leaves by this NIC, whatever rail it is for
@@ -371,6 +390,7 @@ ensure_sysfs "enp154s0np0 CNP DSCP" "$SYS/class/net/enp154s0np0/ecn/roce_np/cnp_
 ensure_sysfs "enp154s0np0 CNP priority" "$SYS/class/net/enp154s0np0/ecn/roce_np/cnp_802p_prio" 6
 converge "enp154s0np0 mtu" 9000 read_file "$SYS/class/net/enp154s0np0/mtu" -- ip link set dev enp154s0np0 mtu 9000
 ensure_up enp154s0np0
+verify_speed enp154s0np0 400
 ensure_address enp154s0np0 10.136.7.255/31
 ensure_route 10.136.0.0/15 10.136.7.254 enp154s0np0
 # traffic sourced from this NIC leaves by this NIC, whatever rail it is for
@@ -394,6 +414,7 @@ ensure_sysfs "enp192s0np0 CNP DSCP" "$SYS/class/net/enp192s0np0/ecn/roce_np/cnp_
 ensure_sysfs "enp192s0np0 CNP priority" "$SYS/class/net/enp192s0np0/ecn/roce_np/cnp_802p_prio" 6
 converge "enp192s0np0 mtu" 9000 read_file "$SYS/class/net/enp192s0np0/mtu" -- ip link set dev enp192s0np0 mtu 9000
 ensure_up enp192s0np0
+verify_speed enp192s0np0 400
 ensure_address enp192s0np0 10.138.7.255/31
 ensure_route 10.138.0.0/15 10.138.7.254 enp192s0np0
 # traffic sourced from this NIC leaves by this NIC, whatever rail it is for
@@ -417,6 +438,7 @@ ensure_sysfs "enp206s0np0 CNP DSCP" "$SYS/class/net/enp206s0np0/ecn/roce_np/cnp_
 ensure_sysfs "enp206s0np0 CNP priority" "$SYS/class/net/enp206s0np0/ecn/roce_np/cnp_802p_prio" 6
 converge "enp206s0np0 mtu" 9000 read_file "$SYS/class/net/enp206s0np0/mtu" -- ip link set dev enp206s0np0 mtu 9000
 ensure_up enp206s0np0
+verify_speed enp206s0np0 400
 ensure_address enp206s0np0 10.140.7.255/31
 ensure_route 10.140.0.0/15 10.140.7.254 enp206s0np0
 # traffic sourced from this NIC leaves by this NIC, whatever rail it is for
@@ -440,6 +462,7 @@ ensure_sysfs "enp220s0np0 CNP DSCP" "$SYS/class/net/enp220s0np0/ecn/roce_np/cnp_
 ensure_sysfs "enp220s0np0 CNP priority" "$SYS/class/net/enp220s0np0/ecn/roce_np/cnp_802p_prio" 6
 converge "enp220s0np0 mtu" 9000 read_file "$SYS/class/net/enp220s0np0/mtu" -- ip link set dev enp220s0np0 mtu 9000
 ensure_up enp220s0np0
+verify_speed enp220s0np0 400
 ensure_address enp220s0np0 10.142.7.255/31
 ensure_route 10.142.0.0/15 10.142.7.254 enp220s0np0
 # traffic sourced from this NIC leaves by this NIC, whatever rail it is for

@@ -233,6 +233,21 @@ verify_gid() {  # RDMA_DEVICE INDEX: the GID NCCL is told to use must be a RoCE 
   fi
 }
 
+verify_speed() {  # NETDEV GBPS: a link up at another speed than planned (wrong optic or cable, badly seated)
+  local have want=$(($2 * 1000))
+  if [[ $(read_file "$SYS/class/net/$1/operstate") != up ]]; then
+    echo "note    $1 link is down: its speed is checked once it is up"
+    return
+  fi
+  have=$(read_file "$SYS/class/net/$1/speed")
+  if [[ "$have" == "$want" ]]; then
+    echo "ok      $1 link speed = $want Mb/s"
+  else
+    echo "DRIFT   $1 link speed is '$have' Mb/s, want '$want' (check the optic or cable and its seating)"
+    DRIFT=$((DRIFT + 1))
+  fi
+}
+
 digest() { printf '%s\n' "$1" | sha256sum | cut -c1-16; }
 file_digest() { if [[ -r "$1" ]]; then sha256sum <"$1" | cut -c1-16; else echo "<missing>"; fi; }
 
@@ -269,6 +284,7 @@ ensure_sysfs "ens1f0np0 CNP DSCP" "$SYS/class/net/ens1f0np0/ecn/roce_np/cnp_dscp
 ensure_sysfs "ens1f0np0 CNP priority" "$SYS/class/net/ens1f0np0/ecn/roce_np/cnp_802p_prio" 6
 ensure_member ens1f0np0 bond0
 ensure_up ens1f0np0
+verify_speed ens1f0np0 400
 converge "ens1f0np0 mtu" 9000 read_file "$SYS/class/net/ens1f0np0/mtu" -- ip link set dev ens1f0np0 mtu 9000
 ensure_pause_off ens1f1np1
 ensure_rings ens1f1np1 8192 8192
@@ -280,6 +296,7 @@ ensure_sysfs "ens1f1np1 CNP DSCP" "$SYS/class/net/ens1f1np1/ecn/roce_np/cnp_dscp
 ensure_sysfs "ens1f1np1 CNP priority" "$SYS/class/net/ens1f1np1/ecn/roce_np/cnp_802p_prio" 6
 ensure_member ens1f1np1 bond0
 ensure_up ens1f1np1
+verify_speed ens1f1np1 400
 converge "ens1f1np1 mtu" 9000 read_file "$SYS/class/net/ens1f1np1/mtu" -- ip link set dev ens1f1np1 mtu 9000
 ensure_up bond0
 ensure_address bond0 10.101.0.4/24

@@ -233,6 +233,21 @@ verify_gid() {  # RDMA_DEVICE INDEX: the GID NCCL is told to use must be a RoCE 
   fi
 }
 
+verify_speed() {  # NETDEV GBPS: a link up at another speed than planned (wrong optic or cable, badly seated)
+  local have want=$(($2 * 1000))
+  if [[ $(read_file "$SYS/class/net/$1/operstate") != up ]]; then
+    echo "note    $1 link is down: its speed is checked once it is up"
+    return
+  fi
+  have=$(read_file "$SYS/class/net/$1/speed")
+  if [[ "$have" == "$want" ]]; then
+    echo "ok      $1 link speed = $want Mb/s"
+  else
+    echo "DRIFT   $1 link speed is '$have' Mb/s, want '$want' (check the optic or cable and its seating)"
+    DRIFT=$((DRIFT + 1))
+  fi
+}
+
 digest() { printf '%s\n' "$1" | sha256sum | cut -c1-16; }
 file_digest() { if [[ -r "$1" ]]; then sha256sum <"$1" | cut -c1-16; else echo "<missing>"; fi; }
 
@@ -273,6 +288,7 @@ ensure_sysfs "enp24s0f0np0 CNP DSCP" "$SYS/class/net/enp24s0f0np0/ecn/roce_np/cn
 ensure_sysfs "enp24s0f0np0 CNP priority" "$SYS/class/net/enp24s0f0np0/ecn/roce_np/cnp_802p_prio" 6
 ensure_member enp24s0f0np0 bond0
 ensure_up enp24s0f0np0
+verify_speed enp24s0f0np0 400
 converge "enp24s0f0np0 mtu" 9000 read_file "$SYS/class/net/enp24s0f0np0/mtu" -- ip link set dev enp24s0f0np0 mtu 9000
 ensure_pause_off enp24s0f1np1
 ensure_rings enp24s0f1np1 8192 8192
@@ -284,6 +300,7 @@ ensure_sysfs "enp24s0f1np1 CNP DSCP" "$SYS/class/net/enp24s0f1np1/ecn/roce_np/cn
 ensure_sysfs "enp24s0f1np1 CNP priority" "$SYS/class/net/enp24s0f1np1/ecn/roce_np/cnp_802p_prio" 6
 ensure_member enp24s0f1np1 bond0
 ensure_up enp24s0f1np1
+verify_speed enp24s0f1np1 400
 converge "enp24s0f1np1 mtu" 9000 read_file "$SYS/class/net/enp24s0f1np1/mtu" -- ip link set dev enp24s0f1np1 mtu 9000
 ensure_up bond0
 ensure_address bond0 10.101.2.6/24
@@ -308,6 +325,7 @@ ensure_sysfs "enp154s0f0np0 CNP DSCP" "$SYS/class/net/enp154s0f0np0/ecn/roce_np/
 ensure_sysfs "enp154s0f0np0 CNP priority" "$SYS/class/net/enp154s0f0np0/ecn/roce_np/cnp_802p_prio" 6
 ensure_member enp154s0f0np0 bond1
 ensure_up enp154s0f0np0
+verify_speed enp154s0f0np0 400
 converge "enp154s0f0np0 mtu" 9000 read_file "$SYS/class/net/enp154s0f0np0/mtu" -- ip link set dev enp154s0f0np0 mtu 9000
 ensure_pause_off enp154s0f1np1
 ensure_rings enp154s0f1np1 8192 8192
@@ -319,6 +337,7 @@ ensure_sysfs "enp154s0f1np1 CNP DSCP" "$SYS/class/net/enp154s0f1np1/ecn/roce_np/
 ensure_sysfs "enp154s0f1np1 CNP priority" "$SYS/class/net/enp154s0f1np1/ecn/roce_np/cnp_802p_prio" 6
 ensure_member enp154s0f1np1 bond1
 ensure_up enp154s0f1np1
+verify_speed enp154s0f1np1 400
 converge "enp154s0f1np1 mtu" 9000 read_file "$SYS/class/net/enp154s0f1np1/mtu" -- ip link set dev enp154s0f1np1 mtu 9000
 ensure_up bond1
 ensure_address bond1 10.102.2.6/24
