@@ -13,9 +13,9 @@ from typing import Any, ClassVar
 
 import yaml
 
-from deploy.session import DeployError
-from deploy.ssh import Result, SshDeviceSession
-from models.loader import load_yaml12
+from rocefab.deploy.session import DeployError
+from rocefab.deploy.ssh import Result, SshDeviceSession
+from rocefab.models.loader import load_yaml12
 
 # Files in the login's home directory on the switch (SFTP and exec both start there).
 CANDIDATE = "rocefab-candidate.yaml"

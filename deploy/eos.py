@@ -16,8 +16,8 @@ from napalm.base.exceptions import (
     SessionLockedException,
 )
 
-from deploy.preserve import carry_preserved, without_preserved
-from deploy.session import DeployError, DeviceSession
+from rocefab.deploy.preserve import carry_preserved, without_preserved
+from rocefab.deploy.session import DeployError, DeviceSession
 
 # napalm 5.2.0 lets pyeapi's own ConnectionError (bad password, refused connection) escape `open()`.
 _CONNECT_ERRORS = (ConnectionException, pyeapi.eapilib.ConnectionError, OSError)

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from deploy.inventory import Access
-from deploy.session import DeployError, DeviceSession
+from rocefab.deploy.inventory import Access
+from rocefab.deploy.session import DeployError, DeviceSession
 
 
 class Status(StrEnum):

@@ -10,8 +10,8 @@ from __future__ import annotations
 import shlex
 from typing import ClassVar
 
-from deploy.session import DeployError
-from deploy.ssh import Result, SshDeviceSession
+from rocefab.deploy.session import DeployError
+from rocefab.deploy.ssh import Result, SshDeviceSession
 
 REMOTE_DIR = "rocefab"
 IN_SYNC, DRIFT, PREREQUISITE_MISSING = 0, 1, 3

@@ -16,8 +16,8 @@ from typing import Literal
 
 from pydantic import Field, StrictBool, StrictInt
 
-from models.base import IntentModel
-from models.loader import IntentLoadError, LoadError, Position, parse_yaml, validate_data
+from rocefab.models.base import IntentModel
+from rocefab.models.loader import IntentLoadError, LoadError, Position, parse_yaml, validate_data
 
 
 class Secret:

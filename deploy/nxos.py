@@ -24,9 +24,9 @@ from napalm.nxapi_plumbing.errors import NXAPIError
 from netmiko.exceptions import NetmikoBaseException
 from paramiko.ssh_exception import SSHException
 
-from deploy.inventory import Transport
-from deploy.preserve import carry_preserved, without_preserved
-from deploy.session import DeployError, DeviceSession
+from rocefab.deploy.inventory import Transport
+from rocefab.deploy.preserve import carry_preserved, without_preserved
+from rocefab.deploy.session import DeployError, DeviceSession
 
 # NAPALM's NX-OS drivers let NX-API, netmiko and paramiko errors through alongside their own.
 _ERRORS = (

@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from types import TracebackType
 from typing import ClassVar, Self
 
-from deploy.inventory import Access
+from rocefab.deploy.inventory import Access
 
 
 class DeployError(Exception):

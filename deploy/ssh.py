@@ -8,8 +8,8 @@ from io import BytesIO
 
 import paramiko
 
-from deploy.inventory import Access
-from deploy.session import DeployError, DeviceSession
+from rocefab.deploy.inventory import Access
+from rocefab.deploy.session import DeployError, DeviceSession
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,21 +5,21 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import cache
 
-from deploy.fleet import Target
-from deploy.inventory import Access, Inventory, PasswordSource
-from deploy.session import DeviceSession
-from renderers.plan import FabricPlan, Role
-from renderers.render import RenderedFile
+from rocefab.deploy.fleet import Target
+from rocefab.deploy.inventory import Access, Inventory, PasswordSource
+from rocefab.deploy.session import DeviceSession
+from rocefab.renderers.plan import FabricPlan, Role
+from rocefab.renderers.render import RenderedFile
 
 
 @cache
 def session_classes() -> dict[str, type[DeviceSession]]:
     """The session class of each device kind. Imported on first use: NAPALM alone takes a quarter of a
     second to import, which `rocefab render` and `plan` should not pay."""
-    from deploy.cumulus import CumulusSession
-    from deploy.eos import EosSession
-    from deploy.hostsession import HostSession
-    from deploy.nxos import NxosSession
+    from rocefab.deploy.cumulus import CumulusSession
+    from rocefab.deploy.eos import EosSession
+    from rocefab.deploy.hostsession import HostSession
+    from rocefab.deploy.nxos import NxosSession
 
     return {"eos": EosSession, "nxos": NxosSession, "cumulus": CumulusSession, "host": HostSession}
 

@@ -23,8 +23,8 @@ from pydantic import (
     model_validator,
 )
 
-from models.base import IntentModel
-from models.catalogue import Multihoming
+from rocefab.models.base import IntentModel
+from rocefab.models.catalogue import Multihoming
 
 Dscp = Annotated[StrictInt, Field(ge=0, le=63, description="DSCP code point, 0-63")]
 Priority = Annotated[StrictInt, Field(ge=0, le=7, description="802.1p / switch priority, 0-7")]

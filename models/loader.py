@@ -21,8 +21,8 @@ import yaml
 from pydantic import BaseModel, Tag, ValidationError
 from pydantic_core import ErrorDetails
 
-from models.findings import Path, dotted
-from models.intent import EXPLICIT_TAG, SIZED_TAG, Intent
+from rocefab.models.findings import Path, dotted
+from rocefab.models.intent import EXPLICIT_TAG, SIZED_TAG, Intent
 
 _UNION_TAGS = {EXPLICIT_TAG, SIZED_TAG}
 

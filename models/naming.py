@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from models.intent import Intent, Topology
+from rocefab.models.intent import Intent, Topology
 
 
 class NameFormatError(ValueError):

@@ -16,8 +16,8 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from models.catalogue import SwitchModel, lookup_model
-from models.intent import Clos, Intent
+from rocefab.models.catalogue import SwitchModel, lookup_model
+from rocefab.models.intent import Clos, Intent
 
 
 class SizingError(ValueError):

@@ -12,10 +12,10 @@ import io
 from collections import Counter
 from dataclasses import dataclass
 
-from models.catalogue import PLATFORMS, Platform
-from renderers.cabling import Connection, connections
-from renderers.natural import natural_key
-from renderers.plan import FabricPlan
+from rocefab.models.catalogue import PLATFORMS, Platform
+from rocefab.renderers.cabling import Connection, connections
+from rocefab.renderers.natural import natural_key
+from rocefab.renderers.plan import FabricPlan
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ import csv
 import io
 from dataclasses import dataclass
 
-from renderers.plan import FabricPlan, Link, Role, SwitchPort
+from rocefab.renderers.plan import FabricPlan, Link, Role, SwitchPort
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,12 +6,23 @@ from __future__ import annotations
 import math
 from ipaddress import IPv4Network
 
-from models.intent import Clos, Intent, PortOverrides
-from models.naming import format_name
-from models.sizing import ClosSize, size_clos
-from renderers.plan import Endpoint, FabricPlan, Host, HostNic, Link, LinkKind, PortRole, Role, Source, SwitchPort
-from renderers.planner import PairSpec, PlanningError, _address, _PlannerBase, _SwitchDraft
-from renderers.ports import AllocationError
+from rocefab.models.intent import Clos, Intent, PortOverrides
+from rocefab.models.naming import format_name
+from rocefab.models.sizing import ClosSize, size_clos
+from rocefab.renderers.plan import (
+    Endpoint,
+    FabricPlan,
+    Host,
+    HostNic,
+    Link,
+    LinkKind,
+    PortRole,
+    Role,
+    Source,
+    SwitchPort,
+)
+from rocefab.renderers.planner import PairSpec, PlanningError, _address, _PlannerBase, _SwitchDraft
+from rocefab.renderers.ports import AllocationError
 
 FIRST_NIC_TABLE = 100  # routing table of rail 0's NIC; rail r uses FIRST_NIC_TABLE + r
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from renderers.plan import Qos, Switch
+from rocefab.renderers.plan import Qos, Switch
 
 # Priority 0 / traffic class 0 carries everything that is neither RoCE nor CNP.
 DEFAULT_PRIORITY = 0

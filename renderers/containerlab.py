@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import yaml
 
-from renderers.natural import natural_key
-from renderers.plan import Endpoint, FabricPlan, Host, Link, LinkKind, Role, Switch
+from rocefab.renderers.natural import natural_key
+from rocefab.renderers.plan import Endpoint, FabricPlan, Host, Link, LinkKind, Role, Switch
 
 MAX_SUPERSPINES = 2
 MAX_SPINES = 2

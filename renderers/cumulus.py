@@ -13,11 +13,11 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from renderers.common import egress_queues, unused_children
-from renderers.natural import natural_key
-from renderers.plan import FabricPlan, PortRole, Switch
-from renderers.templating import header_lines, render
-from renderers.yamltext import dump_block
+from rocefab.renderers.common import egress_queues, unused_children
+from rocefab.renderers.natural import natural_key
+from rocefab.renderers.plan import FabricPlan, PortRole, Switch
+from rocefab.renderers.templating import header_lines, render
+from rocefab.renderers.yamltext import dump_block
 
 BRIDGE = "br_default"
 MGMT_VRF = "mgmt"

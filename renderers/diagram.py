@@ -14,9 +14,9 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from models.catalogue import PLATFORMS, Platform
-from renderers.plan import FabricPlan, Host, LinkKind, Role, Switch
-from renderers.summary import bandwidth
+from rocefab.models.catalogue import PLATFORMS, Platform
+from rocefab.renderers.plan import FabricPlan, Host, LinkKind, Role, Switch
+from rocefab.renderers.summary import bandwidth
 
 INDIVIDUAL_MAX = 16  # a tier of at most this many switches is drawn switch by switch
 TOOLTIP_NAMES = 4  # names a group's tooltip lists before eliding the middle

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from renderers.common import egress_queues, seconds, unused_children
-from renderers.natural import natural_key
-from renderers.plan import FabricPlan, PortRole, Qos, Switch
-from renderers.templating import header_lines, render
+from rocefab.renderers.common import egress_queues, seconds, unused_children
+from rocefab.renderers.natural import natural_key
+from rocefab.renderers.plan import FabricPlan, PortRole, Qos, Switch
+from rocefab.renderers.templating import header_lines, render
 
 QOS_PROFILE = "ROCE-LOSSLESS"
 MGMT_VRF = "MGMT"

@@ -12,9 +12,9 @@ import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from renderers.output import Entry, publish, write_files
-from renderers.plan import FabricPlan
-from renderers.render import device_files, fabric_files, plan_file
+from rocefab.renderers.output import Entry, publish, write_files
+from rocefab.renderers.plan import FabricPlan
+from rocefab.renderers.render import device_files, fabric_files, plan_file
 
 # Below this many devices a worker process costs more than it saves.
 PARALLEL_MIN_DEVICES = 64

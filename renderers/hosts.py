@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from renderers.plan import FabricPlan, Host, HostNic
-from renderers.templating import header_lines, render
+from rocefab.renderers.plan import FabricPlan, Host, HostNic
+from rocefab.renderers.templating import header_lines, render
 
 TARGET = "Linux with NVIDIA ConnectX (MLNX_OFED/DOCA mlx5 driver), bash 4+"
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.catalogue import NXOS_STRICT_QOS_GROUP
-from renderers.common import DEFAULT_PRIORITY, dscps_by_priority, egress_queues
-from renderers.natural import natural_key
-from renderers.plan import FabricPlan, PortRole, Switch
-from renderers.templating import header_lines, render
+from rocefab.models.catalogue import NXOS_STRICT_QOS_GROUP
+from rocefab.renderers.common import DEFAULT_PRIORITY, dscps_by_priority, egress_queues
+from rocefab.renderers.natural import natural_key
+from rocefab.renderers.plan import FabricPlan, PortRole, Switch
+from rocefab.renderers.templating import header_lines, render
 
 CLASSIFY_POLICY = "ROCE-CLASSIFY"
 QUEUING_POLICY = "ROCE-EGRESS"

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from renderers.render import RenderedFile
+from rocefab.renderers.render import RenderedFile
 
 MANIFEST = "manifest.json"
 

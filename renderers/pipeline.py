@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from models.checks import check_intent
-from models.findings import Finding, has_errors
-from models.loader import LoadedIntent, load_intent
-from renderers.plan import FabricPlan, Source
-from renderers.plan_checks import check_plan
-from renderers.planner import PlanningError, plan_fabric
+from rocefab.models.checks import check_intent
+from rocefab.models.findings import Finding, has_errors
+from rocefab.models.loader import LoadedIntent, load_intent
+from rocefab.renderers.plan import FabricPlan, Source
+from rocefab.renderers.plan_checks import check_plan
+from rocefab.renderers.planner import PlanningError, plan_fabric
 
 
 @dataclass(frozen=True)

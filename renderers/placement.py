@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from renderers.plan import Role
+from rocefab.renderers.plan import Role
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from renderers.jsontext import dumps_outline
+from rocefab.renderers.jsontext import dumps_outline
 
 
 class Role(StrEnum):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from models.checks.qos import L2_OVERHEAD_BYTES
-from models.findings import Finding, Severity
-from renderers.natural import natural_key
-from renderers.plan import FabricPlan, LinkKind, Role
+from rocefab.models.checks.qos import L2_OVERHEAD_BYTES
+from rocefab.models.findings import Finding, Severity
+from rocefab.renderers.natural import natural_key
+from rocefab.renderers.plan import FabricPlan, LinkKind, Role
 
 
 def _error(code: str, message: str, hint: str = "") -> Finding:

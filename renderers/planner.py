@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from ipaddress import IPv4Address, IPv4Network
 
-from models.catalogue import Multihoming, SwitchModel, lookup_model
-from models.findings import Finding, Path, Severity
-from models.intent import Clos, Intent, LeafPair, PortOverrides, Topology
-from models.naming import host_names_by_pair, spine_names
-from renderers.natural import natural_key
-from renderers.placement import Placed, place
-from renderers.plan import (
+from rocefab.models.catalogue import Multihoming, SwitchModel, lookup_model
+from rocefab.models.findings import Finding, Path, Severity
+from rocefab.models.intent import Clos, Intent, LeafPair, PortOverrides, Topology
+from rocefab.models.naming import host_names_by_pair, spine_names
+from rocefab.renderers.natural import natural_key
+from rocefab.renderers.placement import Placed, place
+from rocefab.renderers.plan import (
     Bgp,
     BgpNeighbor,
     Endpoint,
@@ -34,7 +34,7 @@ from renderers.plan import (
     SwitchPort,
     Vlan,
 )
-from renderers.ports import AllocationError, Port, PortAllocator
+from rocefab.renderers.ports import AllocationError, Port, PortAllocator
 
 ECT0 = 0b10  # ECN-capable transport (0): what ConnectX sends with DCQCN enabled
 FIRST_HOST_OFFSET = 4  # in each VLAN slice: .1 gateway VIP, .2 leaf a, .3 leaf b, hosts from .4
@@ -545,7 +545,7 @@ def _explicit(
 def plan_fabric(intent: Intent, source: Source) -> FabricPlan:
     """Build the plan; raises `PlanningError` with findings when ports or addresses run out."""
     if isinstance(intent.topology, Clos):
-        from renderers.clos_planner import plan_clos
+        from rocefab.renderers.clos_planner import plan_clos
 
         return plan_clos(intent, source)
     return _ExplicitPlanner(intent, source).build()

@@ -6,8 +6,8 @@ from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from models.catalogue import CageGroup, SwitchModel
-from renderers.plan import Breakout
+from rocefab.models.catalogue import CageGroup, SwitchModel
+from rocefab.renderers.plan import Breakout
 
 
 class AllocationError(Exception):

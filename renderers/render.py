@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from models.catalogue import PLATFORMS, Platform, lookup_model
-from renderers import cumulus, eos, hosts, nxos
-from renderers.bom import render_bom_csv
-from renderers.cabling import connections, render_cabling_csv
-from renderers.containerlab import render_containerlab
-from renderers.diagram import render_topology_svg
-from renderers.plan import FabricPlan, Host, Switch, plan_to_json
-from renderers.summary import fabric_summary, summary_to_json
+from rocefab.models.catalogue import PLATFORMS, Platform, lookup_model
+from rocefab.renderers import cumulus, eos, hosts, nxos
+from rocefab.renderers.bom import render_bom_csv
+from rocefab.renderers.cabling import connections, render_cabling_csv
+from rocefab.renderers.containerlab import render_containerlab
+from rocefab.renderers.diagram import render_topology_svg
+from rocefab.renderers.plan import FabricPlan, Host, Switch, plan_to_json
+from rocefab.renderers.summary import fabric_summary, summary_to_json
 
 
 @dataclass(frozen=True, slots=True)

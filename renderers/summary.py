@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from renderers.jsontext import dumps_outline
-from renderers.plan import FabricPlan, LinkKind, PortRole, Switch
+from rocefab.renderers.jsontext import dumps_outline
+from rocefab.renderers.plan import FabricPlan, LinkKind, PortRole, Switch
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,16 +8,14 @@ from pathlib import Path
 
 import jinja2
 
-from renderers.plan import Source
+from rocefab.renderers.plan import Source
 
 
 def template_root() -> Path:
-    """`templates/` at the top of a checkout, or the copy an installed wheel carries beside this module."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "_templates", here.parent / "templates"):
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError(f"rocefab templates not found next to {here}")
+    """The templates folder of the `rocefab` package (in a checkout, the symlink to the top-level `templates/`)."""
+    import rocefab
+
+    return Path(rocefab.__file__).parent / "templates"
 
 
 @cache

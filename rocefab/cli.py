@@ -11,18 +11,18 @@ from typing import Annotated
 
 import typer
 
-from models.findings import Severity
-from models.intent import Intent
-from renderers.fanout import render_to_folder
-from renderers.jsontext import dumps_outline
-from renderers.output import OutputError
-from renderers.plan import FabricPlan, PortRole
-from renderers.summary import bandwidth, fabric_summary
 from rocefab import __version__, deploy_commands
 from rocefab.collector import collector_paused
 from rocefab.console import EXIT_INPUT, err, out
 from rocefab.lab_commands import lab_app
+from rocefab.models.findings import Severity
+from rocefab.models.intent import Intent
 from rocefab.pipeline_commands import check
+from rocefab.renderers.fanout import render_to_folder
+from rocefab.renderers.jsontext import dumps_outline
+from rocefab.renderers.output import OutputError
+from rocefab.renderers.plan import FabricPlan, PortRole
+from rocefab.renderers.summary import bandwidth, fabric_summary
 
 app = typer.Typer(
     help="Declarative lossless RoCEv2 fabrics: intent YAML in, switch configs, host scripts and NCCL settings out.",

@@ -16,14 +16,14 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from deploy.fleet import DeviceResult, Fleet, Status, Target
-from deploy.inventory import CredentialError, Inventory, PasswordSource, load_inventory
-from deploy.targets import InventoryMismatch, build_targets, open_session, rollout_waves, session_factory
-from models.loader import IntentLoadError
-from renderers.plan import FabricPlan
-from renderers.render import render_fabric
 from rocefab.console import EXIT_FINDINGS, EXIT_INPUT, err, out
+from rocefab.deploy.fleet import DeviceResult, Fleet, Status, Target
+from rocefab.deploy.inventory import CredentialError, Inventory, PasswordSource, load_inventory
+from rocefab.deploy.targets import InventoryMismatch, build_targets, open_session, rollout_waves, session_factory
+from rocefab.models.loader import IntentLoadError
 from rocefab.pipeline_commands import checked_plan
+from rocefab.renderers.plan import FabricPlan
+from rocefab.renderers.render import render_fabric
 
 _STYLE = {Status.UNCHANGED: "green", Status.PENDING: "yellow", Status.COMMITTED: "green",
           Status.ROLLED_BACK: "magenta", Status.NOT_STARTED: "dim", Status.FAILED: "bold red"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import signal
@@ -45,6 +46,9 @@ def _alive(pid: int) -> bool:
 @lab_app.command()
 def up(intent: Annotated[Path, typer.Argument(help="intent YAML file")], folder: DirOpt = DEFAULT_DIR) -> None:
     """Start an emulated device for every switch and host of the intent, in the background."""
+    if importlib.util.find_spec("asyncssh") is None:
+        err.print("the lab's SSH servers need the lab extra: pip install 'rocefab[lab]'", markup=False)
+        raise typer.Exit(EXIT_INPUT)
     plan = checked_plan(intent)
     state = _state(folder)
     if state and _alive(int(state["pid"])):
@@ -55,7 +59,7 @@ def up(intent: Annotated[Path, typer.Argument(help="intent YAML file")], folder:
     (folder / STATE).unlink(missing_ok=True)
     log = (folder / "lab.log").open("w", encoding="utf-8")
     process = subprocess.Popen(
-        [sys.executable, "-m", "deploy.lab.serve", str(intent), "--dir", str(folder)],
+        [sys.executable, "-m", "rocefab.lab.serve", str(intent), "--dir", str(folder)],
         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
     )
     deadline = time.monotonic() + START_TIMEOUT_S

@@ -7,13 +7,13 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from models.findings import Finding, Severity, dotted
-from models.loader import IntentLoadError, SourceMap
-from renderers.pipeline import Checked, check_file
-from renderers.plan import FabricPlan
 from rocefab import __version__
 from rocefab.collector import collector_paused
 from rocefab.console import EXIT_FINDINGS, EXIT_INPUT, err
+from rocefab.models.findings import Finding, Severity, dotted
+from rocefab.models.loader import IntentLoadError, SourceMap
+from rocefab.renderers.pipeline import Checked, check_file
+from rocefab.renderers.plan import FabricPlan
 
 _SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 _SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}

@@ -11,9 +11,9 @@ import pytest
 import yaml
 from hypothesis import reject, settings
 
-from renderers.pipeline import check_file
-from renderers.plan import FabricPlan
-from renderers.render import RenderedFile, render_fabric
+from rocefab.renderers.pipeline import check_file
+from rocefab.renderers.plan import FabricPlan
+from rocefab.renderers.render import RenderedFile, render_fabric
 
 ROOT = Path(__file__).resolve().parent.parent
 INTENTS = ROOT / "intents"

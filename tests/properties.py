@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from models.loader import load_yaml12
-from renderers.configtext import parse_indented
-from renderers.nxos import qos_group
-from renderers.plan import FabricPlan, Switch
-from renderers.render import RenderedFile
+from rocefab.models.loader import load_yaml12
+from rocefab.renderers.configtext import parse_indented
+from rocefab.renderers.nxos import qos_group
+from rocefab.renderers.plan import FabricPlan, Switch
+from rocefab.renderers.render import RenderedFile
 
 
 @dataclass

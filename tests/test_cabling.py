@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLES, example_plan, generated_plan
 
-from renderers.bom import bill_of_materials, render_bom_csv
-from renderers.cabling import (
+from rocefab.renderers.bom import bill_of_materials, render_bom_csv
+from rocefab.renderers.cabling import (
     CAGE_TO_CAGE,
     COLUMNS,
     COPPER,
@@ -21,7 +21,7 @@ from renderers.cabling import (
     connections,
     render_cabling_csv,
 )
-from renderers.plan import FabricPlan, Role
+from rocefab.renderers.plan import FabricPlan, Role
 
 
 def check_placement(plan: FabricPlan, nodes_per_rack: int = 4, switches_per_rack: int = 8) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import INTENTS
 
-from models.loader import load_yaml12
+from rocefab.models.loader import load_yaml12
 
 
 def rocefab(*args: str | Path) -> subprocess.CompletedProcess[str]:

@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from properties import check_fabric
 from test_cabling import check_cabling, check_placement
 
-from models.catalogue import MODELS
-from renderers.pipeline import check_file
-from renderers.plan import FabricPlan, LinkKind, PortRole, Role
-from renderers.plan_checks import check_plan
-from renderers.render import render_fabric
+from rocefab.models.catalogue import MODELS
+from rocefab.renderers.pipeline import check_file
+from rocefab.renderers.plan import FabricPlan, LinkKind, PortRole, Role
+from rocefab.renderers.plan_checks import check_plan
+from rocefab.renderers.render import render_fabric
 
 NAMES = sorted(MODELS)
 

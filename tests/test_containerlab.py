@@ -9,16 +9,16 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import EXAMPLES, example_plan
 
-from renderers.containerlab import (
+from rocefab.renderers.containerlab import (
     MAX_HOSTS,
     MAX_PARALLEL_LINKS,
     container_interfaces,
     render_containerlab,
     select_lab_cut,
 )
-from renderers.plan import Endpoint, FabricPlan, Link, LinkKind, Role
-from tests.conftest import EXAMPLES, example_plan
+from rocefab.renderers.plan import Endpoint, FabricPlan, Link, LinkKind, Role
 
 MAX_NODES = 12
 

@@ -13,9 +13,9 @@ import pytest
 import yaml
 from conftest import EXAMPLES, INTENTS, TEST_VERSION, example_plan
 
-from renderers.diagram import INDIVIDUAL_MAX, render_topology_svg
-from renderers.pipeline import check_file
-from renderers.plan import FabricPlan
+from rocefab.renderers.diagram import INDIVIDUAL_MAX, render_topology_svg
+from rocefab.renderers.pipeline import check_file
+from rocefab.renderers.plan import FabricPlan
 
 SVG = "{http://www.w3.org/2000/svg}"
 TIMES, DASH = "\N{MULTIPLICATION SIGN}", "\N{EN DASH}"

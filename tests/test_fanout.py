@@ -7,8 +7,8 @@ from pathlib import Path
 
 from conftest import INTENTS, TEST_VERSION
 
-from renderers.fanout import render_to_folder
-from renderers.pipeline import check_file
+from rocefab.renderers.fanout import render_to_folder
+from rocefab.renderers.pipeline import check_file
 
 
 def _tree(folder: Path) -> dict[str, tuple[bytes, int]]:

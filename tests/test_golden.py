@@ -11,7 +11,7 @@ import shutil
 import pytest
 from conftest import FULL_GOLDEN, ROOT, SAMPLED_GOLDEN, example_files
 
-from renderers.output import manifest_json
+from rocefab.renderers.output import manifest_json
 
 GOLDEN = ROOT / "tests" / "golden"
 

@@ -1,4 +1,4 @@
-"""The rendered host script, run for real (bash) against the fake Linux host of deploy/lab/fakehost.py:
+"""The rendered host script, run for real (bash) against the fake Linux host of lab/fakehost.py:
 --check on a fresh host, apply, idempotency, drift detection, prerequisites, exit codes, failing and lying tools;
 plus `bash -n` / shellcheck for every rendered host script."""
 
@@ -30,8 +30,8 @@ from fakehost import (
     stubs_without,
 )
 
-from renderers.pipeline import check_file
-from renderers.render import render_fabric
+from rocefab.renderers.pipeline import check_file
+from rocefab.renderers.render import render_fabric
 
 ROOT = Path(__file__).resolve().parent.parent
 INTENTS = sorted(p.stem for p in (ROOT / "intents").glob("*.yaml"))

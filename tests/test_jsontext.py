@@ -8,8 +8,8 @@ import json
 import pytest
 from conftest import EXAMPLES, example_plan
 
-from renderers.jsontext import dumps_outline
-from renderers.plan import plan_to_json
+from rocefab.renderers.jsontext import dumps_outline
+from rocefab.renderers.plan import plan_to_json
 
 
 @pytest.mark.parametrize("name", EXAMPLES)

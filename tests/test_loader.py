@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import INTENTS
 
-from models.loader import IntentLoadError, load_intent, parse_yaml
+from rocefab.models.loader import IntentLoadError, load_intent, parse_yaml
 
 
 def _errors(tmp_path: Path, text: str) -> list[str]:

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from conftest import EXAMPLES, example_files
 
-from models.loader import load_yaml12
-from renderers.cumulus import nv_set_commands
+from rocefab.models.loader import load_yaml12
+from rocefab.renderers.cumulus import nv_set_commands
 
 CUMULUS = [(name, f.device) for name in EXAMPLES for f in example_files(name) if f.kind == "nvue-yaml"]
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models.catalogue import MODELS
-from renderers.ports import AllocationError, PortAllocator
+from rocefab.models.catalogue import MODELS
+from rocefab.renderers.ports import AllocationError, PortAllocator
 
 NAMES = sorted(MODELS)
 

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from properties import check_fabric
 
-from models.catalogue import MODELS
-from renderers.render import render_fabric
+from rocefab.models.catalogue import MODELS
+from rocefab.renderers.render import render_fabric
 
 
 @pytest.mark.parametrize("name", EXAMPLES)

@@ -1,6 +1,6 @@
 """Rail-optimized hosts: the rendered script of a server with single-port NICs (one /31 per NIC to its rail leaf, a
 main-table route for its rail, per-NIC policy routing) run for real against the fake Linux host of
-deploy/lab/fakehost.py with plain per-port RDMA devices; plus the `ip` stub's policy routing (rules, numbered tables),
+lab/fakehost.py with plain per-port RDMA devices; plus the `ip` stub's policy routing (rules, numbered tables),
 which those scripts rely on."""
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from fakehost import (
     stub,
 )
 
-from renderers.pipeline import check_file
-from renderers.plan import Host, HostNic
-from renderers.render import render_fabric
+from rocefab.renderers.pipeline import check_file
+from rocefab.renderers.plan import Host, HostNic
+from rocefab.renderers.render import render_fabric
 
 # A small rail-optimized fabric: 4 servers x 2 single-port NICs, NIC i of every server on the leaf of rail i. The
 # RDMA device names are not positional (mlx5_3 for the second NIC, as on a DGX), so the fake host must take them

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from conftest import EXAMPLES, example_plan
 
-from deploy.targets import rollout_waves
-from renderers.plan import FabricPlan, Role
+from rocefab.deploy.targets import rollout_waves
+from rocefab.renderers.plan import FabricPlan, Role
 
 
 def _leaves_of(plan: FabricPlan, host_name: str) -> set[str]:

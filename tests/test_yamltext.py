@@ -10,9 +10,9 @@ from conftest import EXAMPLES, example_plan
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from models.catalogue import Platform
-from renderers.cumulus import nvue_document
-from renderers.yamltext import _PLAIN, dump_block
+from rocefab.models.catalogue import Platform
+from rocefab.renderers.cumulus import nvue_document
+from rocefab.renderers.yamltext import _PLAIN, dump_block
 
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 

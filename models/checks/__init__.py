@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from models.checks import addressing, clos, hosts, qos, topology
-from models.findings import Finding
-from models.intent import Intent
+from rocefab.models.checks import addressing, clos, hosts, qos, topology
+from rocefab.models.findings import Finding
+from rocefab.models.intent import Intent
 
 __all__ = ["check_intent"]
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from ipaddress import IPv4Network
 
-from models.checks.common import error, fabric_counts, leaf_models_in_use
-from models.findings import Finding, Path, dotted
-from models.intent import Clos, Intent
-from models.sizing import SizingError, size_clos
+from rocefab.models.checks.common import error, fabric_counts, leaf_models_in_use
+from rocefab.models.findings import Finding, Path, dotted
+from rocefab.models.intent import Clos, Intent
+from rocefab.models.sizing import SizingError, size_clos
 
 # Per leaf pair and VLAN slice: network, broadcast, gateway VIP and one address per leaf.
 RESERVED_PER_SLICE = 5

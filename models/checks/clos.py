@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from models.checks.common import error, info, warning
-from models.findings import Finding
-from models.intent import Clos, Intent
-from models.sizing import SizingError, ratio_text, size_clos
+from rocefab.models.checks.common import error, info, warning
+from rocefab.models.findings import Finding
+from rocefab.models.intent import Clos, Intent
+from rocefab.models.sizing import SizingError, ratio_text, size_clos
 
 
 def check(intent: Intent) -> list[Finding]:

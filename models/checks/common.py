@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from models.catalogue import SwitchModel, lookup_model
-from models.findings import Finding, Path, Severity
-from models.intent import Clos, Intent
-from models.sizing import SizingError, size_clos
+from rocefab.models.catalogue import SwitchModel, lookup_model
+from rocefab.models.findings import Finding, Path, Severity
+from rocefab.models.intent import Clos, Intent
+from rocefab.models.sizing import SizingError, size_clos
 
 
 def models_in_use(intent: Intent) -> list[tuple[Path, SwitchModel]]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from models.checks.common import error, warning
-from models.findings import Finding
-from models.intent import Clos, Intent
+from rocefab.models.checks.common import error, warning
+from rocefab.models.findings import Finding
+from rocefab.models.intent import Clos, Intent
 
 # Variables rocefab derives from the QoS and bond settings; setting them by hand would let hosts and
 # switches disagree again.

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from models.catalogue import NXOS_STRICT_QOS_GROUP, Platform
-from models.checks.common import error, info, models_in_use, warning
-from models.findings import Finding
-from models.intent import Intent
+from rocefab.models.catalogue import NXOS_STRICT_QOS_GROUP, Platform
+from rocefab.models.checks.common import error, info, models_in_use, warning
+from rocefab.models.findings import Finding
+from rocefab.models.intent import Intent
 
 # Ethernet header (14) + one 802.1Q tag (4): what a host frame adds on top of its IP MTU.
 L2_OVERHEAD_BYTES = 18

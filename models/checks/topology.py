@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from models.catalogue import MODELS, lookup_model
-from models.checks.common import error, fabric_counts, warning
-from models.findings import Finding, Path, dotted
-from models.intent import Clos, Intent, Topology
-from models.naming import NameFormatError, host_names_by_pair, spine_names
-from models.sizing import size_clos
+from rocefab.models.catalogue import MODELS, lookup_model
+from rocefab.models.checks.common import error, fabric_counts, warning
+from rocefab.models.findings import Finding, Path, dotted
+from rocefab.models.intent import Clos, Intent, Topology
+from rocefab.models.naming import NameFormatError, host_names_by_pair, spine_names
+from rocefab.models.sizing import size_clos
 
 _ASN_MAX = 4_294_967_294
 

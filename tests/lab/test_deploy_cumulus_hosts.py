@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from deploy.cumulus import CumulusSession
-from deploy.fleet import Fleet, Status, Target
-from deploy.hostsession import HostSession
-from deploy.inventory import Access, Secret, Transport
-from deploy.lab.cumulus_nvue import CumulusDevice
-from deploy.lab.linux_host import LinuxHost
-from deploy.lab.sshd import LabSSHServer
-from renderers.pipeline import check_file
-from renderers.plan import FabricPlan
-from renderers.render import render_fabric
+from rocefab.deploy.cumulus import CumulusSession
+from rocefab.deploy.fleet import Fleet, Status, Target
+from rocefab.deploy.hostsession import HostSession
+from rocefab.deploy.inventory import Access, Secret, Transport
+from rocefab.lab.cumulus_nvue import CumulusDevice
+from rocefab.lab.linux_host import LinuxHost
+from rocefab.lab.sshd import LabSSHServer
+from rocefab.renderers.pipeline import check_file
+from rocefab.renderers.plan import FabricPlan
+from rocefab.renderers.render import render_fabric
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "lab-Secret-5"
@@ -96,7 +96,7 @@ def test_nvue_refused_path_changes_nothing(switch: tuple[LabSSHServer, Access]) 
     assert isinstance(device, CumulusDevice)
     device.faults.reject_path = r"^qos pfc"
     before = repr(_applied(server))
-    from deploy.session import DeployError
+    from rocefab.deploy.session import DeployError
 
     with CumulusSession(acc) as session, pytest.raises(DeployError):
         session.load(POD_FILES[("rack3-a", "nvue-yaml")])
@@ -116,7 +116,7 @@ def host(tmp_path: Path) -> Iterator[tuple[LinuxHost, LabSSHServer, Access]]:
 
 
 def test_host_dry_run_apply_and_in_sync(host: tuple[LinuxHost, LabSSHServer, Access]) -> None:
-    from deploy.lab.fakehost import snapshot
+    from rocefab.lab.fakehost import snapshot
 
     device, _, acc = host
     script = POD_FILES[("gpu001", "host-script")]
@@ -132,7 +132,7 @@ def test_host_dry_run_apply_and_in_sync(host: tuple[LinuxHost, LabSSHServer, Acc
 def test_host_key_mismatch_is_refused(host: tuple[LinuxHost, LabSSHServer, Access], tmp_path: Path) -> None:
     from dataclasses import replace
 
-    from deploy.session import DeployError
+    from rocefab.deploy.session import DeployError
 
     _, server, acc = host
     stranger = tmp_path / "other_known_hosts"

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from deploy.eos import EosSession
-from deploy.fleet import Fleet, Status, Target
-from deploy.inventory import Access, Secret, Transport
-from deploy.lab.eos_eapi import EosDevice, EosServer, serve_eos
-from deploy.session import DeployError
-from renderers.pipeline import check_file
-from renderers.render import render_fabric
+from rocefab.deploy.eos import EosSession
+from rocefab.deploy.fleet import Fleet, Status, Target
+from rocefab.deploy.inventory import Access, Secret, Transport
+from rocefab.deploy.session import DeployError
+from rocefab.lab.eos_eapi import EosDevice, EosServer, serve_eos
+from rocefab.renderers.pipeline import check_file
+from rocefab.renderers.render import render_fabric
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "lab-Secret-7"
@@ -167,7 +167,7 @@ def test_fleet_apply_then_nothing_left_to_do(leaves: dict[str, EosServer]) -> No
 def test_tls_is_verified_against_the_pinned_certificate(tmp_path: Path) -> None:
     from dataclasses import replace
 
-    from deploy.lab.tls import self_signed
+    from rocefab.lab.tls import self_signed
 
     certificate, stranger = self_signed(), self_signed()
     (tmp_path / "lab.pem").write_bytes(certificate.cert_pem)
@@ -212,7 +212,7 @@ def test_an_unreachable_device_fails_fast() -> None:
 
 
 def test_stale_session_lock_refused_then_cleared_on_request(leaves: dict[str, EosServer]) -> None:
-    from deploy.targets import session_factory
+    from rocefab.deploy.targets import session_factory
 
     server = leaves["leaf1-a"]
     server.device.faults.stale_session = True  # a pending napalm_stale session, as a crashed run leaves

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from deploy.fleet import Fleet, Status, Target
-from deploy.inventory import Access, Secret, Transport
-from deploy.lab.nxos_device import NxosDevice, NxosServer, serve_nxos
-from deploy.nxos import NxosSession
-from deploy.session import DeployError
-from renderers.pipeline import check_file
-from renderers.render import render_fabric
+from rocefab.deploy.fleet import Fleet, Status, Target
+from rocefab.deploy.inventory import Access, Secret, Transport
+from rocefab.deploy.nxos import NxosSession
+from rocefab.deploy.session import DeployError
+from rocefab.lab.nxos_device import NxosDevice, NxosServer, serve_nxos
+from rocefab.renderers.pipeline import check_file
+from rocefab.renderers.render import render_fabric
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "lab-Secret-9"
@@ -143,7 +143,7 @@ def test_fleet_rolls_back_a_wave_when_one_switch_fails(switches: dict[str, NxosS
 def test_nxapi_tls_is_verified_against_the_pinned_certificate(tmp_path: Path) -> None:
     from dataclasses import replace
 
-    from deploy.lab.tls import self_signed
+    from rocefab.lab.tls import self_signed
 
     certificate, stranger = self_signed(), self_signed()
     (tmp_path / "lab.pem").write_bytes(certificate.cert_pem)

@@ -27,11 +27,11 @@ from napalm.base.exceptions import (
 )
 from napalm.eos.eos import EOSDriver
 
-from deploy.lab.configtree import ConfigError, ConfigTree
-from deploy.lab.eos_eapi import EosDevice, EosServer, serve_eos
-from deploy.lab.eos_grammar import EOS_GRAMMAR, error_text
-from renderers.pipeline import check_file
-from renderers.render import render_fabric
+from rocefab.lab.configtree import ConfigError, ConfigTree
+from rocefab.lab.eos_eapi import EosDevice, EosServer, serve_eos
+from rocefab.lab.eos_grammar import EOS_GRAMMAR, error_text
+from rocefab.renderers.pipeline import check_file
+from rocefab.renderers.render import render_fabric
 
 INTENTS = Path(__file__).resolve().parents[2] / "intents"
 EOS_SPINE_MODEL = "DCS-7060DX5-64S"

@@ -1,4 +1,4 @@
-"""The Linux GPU host emulator (deploy/lab/linux_host.py): the rendered host script uploaded by SFTP and run with
+"""The Linux GPU host emulator (lab/linux_host.py): the rendered host script uploaded by SFTP and run with
 real bash over SSH exec against the fake host, with real clients (paramiko, asyncssh) pinning the host key."""
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import paramiko
 import pytest
 from netmiko import ConnectHandler
 
-from deploy.lab.fakehost import diff, snapshot, state
-from deploy.lab.linux_host import LinuxHost
-from deploy.lab.sshd import LabSSHServer
-from renderers.pipeline import check_file
-from renderers.render import render_fabric
+from rocefab.lab.fakehost import diff, snapshot, state
+from rocefab.lab.linux_host import LinuxHost
+from rocefab.lab.sshd import LabSSHServer
+from rocefab.renderers.pipeline import check_file
+from rocefab.renderers.render import render_fabric
 
 ROOT = Path(__file__).resolve().parents[2]
 PORTS = ("ens1f0np0", "ens1f1np1")  # gpu001 of intents/lab.yaml: one dual-port card, RoCE LAG over bond0
@@ -89,7 +89,7 @@ def test_commands_run_in_the_sandbox_with_the_stubs_first(lab: Lab) -> None:
     where, tool, env, missing = lab.run("pwd", "command -v mlnx_qos", "echo $ROCEFAB_SYSFS_ROOT $ROCEFAB_ETC_ROOT",
                                         "mlnx_qos -i eth9")
     assert where.stdout == f"{lab.host.sandbox}\n"
-    assert str(tool.stdout).startswith(str(Path(__file__).resolve().parents[2] / "deploy" / "lab" / "hoststubs"))
+    assert str(tool.stdout).startswith(str(Path(__file__).resolve().parents[2] / "lab" / "hoststubs"))
     assert env.stdout == f"{lab.host.sandbox}/sys {lab.host.sandbox}/etc\n"
     assert missing.exit_status == 1  # the stub's answer for a netdev the host does not have
 

@@ -17,10 +17,10 @@ from napalm.nxapi_plumbing import Device as NxapiDevice
 from napalm.nxapi_plumbing import NXAPICommandError, NXAPIConnectionError
 from netmiko import ConnectHandler, NetmikoAuthenticationException
 
-from deploy.lab.nxos_config import InvalidCommandError, NxosConfig
-from deploy.lab.nxos_device import NxosDevice, NxosServer, serve_nxos
-from renderers.pipeline import check_file
-from renderers.render import render_fabric
+from rocefab.lab.nxos_config import InvalidCommandError, NxosConfig
+from rocefab.lab.nxos_device import NxosDevice, NxosServer, serve_nxos
+from rocefab.renderers.pipeline import check_file
+from rocefab.renderers.render import render_fabric
 
 ROOT = Path(__file__).resolve().parents[2]
 MERGE = "interface Ethernet1/1\n  description merged by napalm\n  mtu 9000\n"

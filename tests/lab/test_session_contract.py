@@ -6,8 +6,8 @@ import inspect
 
 import pytest
 
-from deploy.session import DeviceSession
-from deploy.targets import session_classes, session_factory
+from rocefab.deploy.session import DeviceSession
+from rocefab.deploy.targets import session_classes, session_factory
 
 SESSIONS = session_classes()
 

@@ -21,9 +21,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from socketserver import TCPServer
 from typing import Any
 
-from deploy.lab.configtree import ConfigError, ConfigTree, Cursor, unified_diff
-from deploy.lab.eos_grammar import EOS_GRAMMAR, error_text
-from deploy.lab.tls import LabCertificate, self_signed
+from rocefab.lab.configtree import ConfigError, ConfigTree, Cursor, unified_diff
+from rocefab.lab.eos_grammar import EOS_GRAMMAR, error_text
+from rocefab.lab.tls import LabCertificate, self_signed
 
 # A placeholder in the shape of a sha512-crypt hash; it hashes no password.
 PLACEHOLDER_SECRET = "$6$rocefablab$placeholder.not.a.real.hash"

@@ -12,13 +12,13 @@ from typing import Any, Protocol
 
 import yaml
 
-from deploy.lab.cumulus_nvue import CumulusDevice
-from deploy.lab.eos_eapi import EosDevice, serve_eos
-from deploy.lab.linux_host import LinuxHost
-from deploy.lab.nxos_device import NxosDevice, serve_nxos
-from deploy.lab.sshd import LabSSHServer
-from deploy.lab.tls import LabCertificate, self_signed
-from renderers.plan import FabricPlan, Host, Switch
+from rocefab.lab.cumulus_nvue import CumulusDevice
+from rocefab.lab.eos_eapi import EosDevice, serve_eos
+from rocefab.lab.linux_host import LinuxHost
+from rocefab.lab.nxos_device import NxosDevice, serve_nxos
+from rocefab.lab.sshd import LabSSHServer
+from rocefab.lab.tls import LabCertificate, self_signed
+from rocefab.renderers.plan import FabricPlan, Host, Switch
 
 EOS_VERSION = "4.34.1F"
 USERS = {"eos": "admin", "nxos": "admin", "cumulus": "cumulus", "host": "root"}

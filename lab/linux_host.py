@@ -1,4 +1,4 @@
-"""A Linux GPU host for the lab: exec requests run real bash against a fake host (deploy/lab/fakehost.py).
+"""A Linux GPU host for the lab: exec requests run real bash against a fake host (lab/fakehost.py).
 
 The host lives in one sandbox folder: the fake sysfs in `sys/`, the fake `/etc` in `etc/`, and whatever a client
 uploads by SFTP/SCP (which is chrooted to the sandbox). Every command runs as `bash -c <command>` with the sandbox
@@ -16,15 +16,15 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from deploy.lab import fakehost
-from deploy.lab.sshd import Outcome
+from rocefab.lab import fakehost
+from rocefab.lab.sshd import Outcome
 
 EXEC_TIMEOUT_S = 120
 
 
 class LinuxHost:
     """`LinuxHost(sandbox, "gpu001", netdevs, roce_lag)` builds a pristine fake host in `sandbox` (which must not
-    exist yet) and serves it to `deploy.lab.sshd.LabSSHServer`."""
+    exist yet) and serves it to `rocefab.lab.sshd.LabSSHServer`."""
 
     def __init__(self, sandbox: Path, hostname: str, netdevs: Sequence[str],
                  roce_lag: Mapping[str, tuple[str, str]], *, rdma: Mapping[str, str] | None = None,

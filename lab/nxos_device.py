@@ -20,9 +20,9 @@ from typing import Any
 
 import asyncssh
 
-from deploy.lab.nxos_config import Cursor, InvalidCommandError, NxosConfig, rollback_patch
-from deploy.lab.nxos_grammar import INVALID
-from deploy.lab.tls import LabCertificate
+from rocefab.lab.nxos_config import Cursor, InvalidCommandError, NxosConfig, rollback_patch
+from rocefab.lab.nxos_grammar import INVALID
+from rocefab.lab.tls import LabCertificate
 
 __all__ = ["CliSession", "Faults", "NxosDevice", "NxosServer", "Reply", "serve_nxos"]
 

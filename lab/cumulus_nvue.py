@@ -1,5 +1,5 @@
 """An NVIDIA Cumulus Linux 5.14 switch for the lab: the `nv` CLI and NVUE's revision model, served over SSH by
-`deploy.lab.sshd.LabSSHServer` (exec, netmiko shell with prompt `cumulus@<hostname>:mgmt:~$`, SFTP/SCP into `root`).
+`rocefab.lab.sshd.LabSSHServer` (exec, netmiko shell with prompt `cumulus@<hostname>:mgmt:~$`, SFTP/SCP into `root`).
 
 State: the applied tree (running and, with 5.9+ auto-save, startup), at most one pending revision (`nv set`/`unset`
 and `nv config patch`/`replace` start it from applied), detached and older revisions, the apply history and a
@@ -46,8 +46,8 @@ from typing import Any
 
 import yaml
 
-from deploy.lab.sshd import Ask, Disconnect, Outcome, Result
-from models.loader import load_yaml12
+from rocefab.lab.sshd import Ask, Disconnect, Outcome, Result
+from rocefab.models.loader import load_yaml12
 
 VERSION = "5.14.0"
 Tree = dict[str, Any]

@@ -7,7 +7,7 @@ interface, or a misplaced line would land in the wrong mode without any error.
 
 from __future__ import annotations
 
-from deploy.lab.configtree import ConfigError, Grammar, Mode, Rule, Sub
+from rocefab.lab.configtree import ConfigError, Grammar, Mode, Rule, Sub
 
 IP4 = r"(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}"
 IP6 = r"[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}"

@@ -1,4 +1,4 @@
-"""`python -m deploy.lab.serve INTENT --dir DIR`: run a fabric's lab in the foreground until SIGTERM.
+"""`python -m rocefab.lab.serve INTENT --dir DIR`: run a fabric's lab in the foreground until SIGTERM.
 
 `rocefab lab up` starts this in the background and waits for DIR/lab.json to say it is ready.
 """
@@ -13,14 +13,14 @@ import sys
 import threading
 from pathlib import Path
 
-from deploy.lab.fabric import FabricLab
-from renderers.pipeline import check_file
+from rocefab.lab.fabric import FabricLab
+from rocefab.renderers.pipeline import check_file
 
 STATE = "lab.json"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m deploy.lab.serve")
+    parser = argparse.ArgumentParser(prog="python -m rocefab.lab.serve")
     parser.add_argument("intent", type=Path)
     parser.add_argument("--dir", type=Path, required=True)
     args = parser.parse_args(argv)
