@@ -12,4 +12,6 @@ class IntentModel(BaseModel):
     because a misspelt key that is silently ignored is exactly how a fabric ends up half-lossless.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+    # No string field needs more than a kilobyte; a bound here keeps a hostile value from costing memory
+    # in every message and copy that carries it.
+    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True, str_max_length=1024)

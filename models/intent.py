@@ -7,7 +7,7 @@ short intent already describes a complete, consistent fabric.
 
 from __future__ import annotations
 
-from ipaddress import IPv4Address, IPv4Network
+import difflib
 from typing import Annotated, Literal
 
 # Strict numbers and booleans: "yes" is not true and "2" is not a number, whatever lax coercion would
@@ -25,27 +25,33 @@ from pydantic import (
 
 from rocefab.models.base import IntentModel
 from rocefab.models.catalogue import Multihoming
+from rocefab.models.types import (
+    DeviceName,
+    Distinct,
+    Ipv4Address,
+    Ipv4Network,
+    ModelName,
+    NameFormat,
+    NcclIfname,
+    NcclValue,
+    NcclVariable,
+    NetdevName,
+    RdmaDeviceName,
+    SpeedGbps,
+    Text,
+    VlanName,
+    whole_number_choice,
+)
 
 Dscp = Annotated[StrictInt, Field(ge=0, le=63, description="DSCP code point, 0-63")]
 Priority = Annotated[StrictInt, Field(ge=0, le=7, description="802.1p / switch priority, 0-7")]
 Asn = Annotated[StrictInt, Field(ge=1, le=4_294_967_294, description="BGP autonomous system number (asplain)")]
-DeviceName = Annotated[
-    str,
-    StringConstraints(pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"),
-    Field(description="lower-case host name: letters, digits and '-', at most 63 characters"),
-]
-NetdevName = Annotated[
-    str,
-    StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,14}$"),
-    Field(description="Linux interface name (at most 15 characters)"),
-]
-RdmaDeviceName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_]{1,64}$")]
-SpeedGbps = Literal[10, 25, 40, 50, 100, 200, 400, 800]
+Cage = Annotated[StrictInt, Field(ge=1, le=1024, description="front-panel cage number, from 1")]
 
 
 class FabricInfo(IntentModel):
     name: DeviceName = Field(description="fabric name, printed in every generated file header")
-    description: str = ""
+    description: Text = ""
 
 
 # --- QoS -----------------------------------------------------------------------------------------------
@@ -66,7 +72,7 @@ class PfcWatchdog(IntentModel):
 
 
 class Pfc(IntentModel):
-    priorities: tuple[Priority, ...] | None = Field(
+    priorities: Annotated[tuple[Priority, ...], Distinct] | None = Field(
         None, description="PFC (no-drop) priorities; default: exactly the RoCE priority"
     )
     watchdog: PfcWatchdog = PfcWatchdog()
@@ -118,8 +124,8 @@ class Mtu(IntentModel):
 
 class Vlan(IntentModel):
     id: StrictInt = Field(ge=1, le=4094)
-    name: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,32}$")]
-    subnet: IPv4Network = Field(description="supernet; each leaf pair routes one slice of it")
+    name: VlanName
+    subnet: Ipv4Network = Field(description="supernet; each leaf pair routes one slice of it")
     pair_prefix_length: StrictInt = Field(
         24, ge=16, le=29, description="prefix length of the slice each leaf pair gets"
     )
@@ -134,12 +140,12 @@ class Asns(IntentModel):
 class Underlay(IntentModel):
     asn: Asns
     ecmp_max_paths: StrictInt = Field(64, ge=1, le=128)
-    loopback_subnet: IPv4Network = Field(description="router-id / loopback0 addresses, one /32 each")
-    p2p_subnet: IPv4Network = Field(description="/31 leaf-spine links that cannot be unnumbered")
-    peer_link_subnet: IPv4Network | None = Field(
+    loopback_subnet: Ipv4Network = Field(description="router-id / loopback0 addresses, one /32 each")
+    p2p_subnet: Ipv4Network = Field(description="/31 leaf-spine links that cannot be unnumbered")
+    peer_link_subnet: Ipv4Network | None = Field(
         None, description="/31 per leaf pair for the MLAG/vPC peer SVI (ToR dual-homed designs)"
     )
-    host_subnet: IPv4Network | None = Field(
+    host_subnet: Ipv4Network | None = Field(
         None, description="rail-optimized: a /31 per host NIC and its leaf port, one slice per rail"
     )
     unnumbered: Literal["auto", "never"] = Field(
@@ -151,16 +157,19 @@ class Underlay(IntentModel):
 
 
 class Spines(IntentModel):
-    model: str
+    model: ModelName
     count: StrictInt = Field(ge=1, le=128)
-    name_format: str = Field("spine{n}", description="Python format string; n counts from 1")
-    names: tuple[DeviceName, ...] | None = Field(None, description="explicit names, overriding name_format")
+    name_format: NameFormat = "spine{n}"
+    names: Annotated[tuple[DeviceName, ...], Distinct] | None = Field(
+        None, description="explicit names, overriding name_format")
 
 
 class PortOverrides(IntentModel):
     host_cages_from: StrictInt | None = Field(None, ge=1, description="first front-panel cage for host links")
-    uplink_cages: tuple[int, ...] | None = Field(None, description="cages for spine uplinks, in order")
-    peer_link_cages: tuple[int, ...] | None = Field(None, description="cages for the peer link")
+    uplink_cages: Annotated[tuple[Cage, ...], Distinct] | None = Field(
+        None, description="cages for spine uplinks, in order")
+    peer_link_cages: Annotated[tuple[Cage, ...], Distinct] | None = Field(
+        None, description="cages for the peer link")
 
 
 class LeafDefaults(IntentModel):
@@ -176,10 +185,11 @@ class LeafDefaults(IntentModel):
 
 class LeafPair(IntentModel):
     name: DeviceName
-    model: str
+    model: ModelName
     hosts: StrictInt = Field(0, ge=0, le=1024, description="number of dual-homed hosts on this pair")
-    host_names: tuple[DeviceName, ...] | None = Field(None, description="explicit host names")
-    leaves: tuple[DeviceName, DeviceName] | None = Field(None, description="explicit leaf names")
+    host_names: Annotated[tuple[DeviceName, ...], Distinct] | None = Field(None, description="explicit host names")
+    leaves: Annotated[tuple[DeviceName, DeviceName], Distinct] | None = Field(
+        None, description="explicit leaf names")
     multihoming: Multihoming | None = Field(None, description="default: the platform's native choice")
     ports: PortOverrides | None = None
 
@@ -210,18 +220,18 @@ class Topology(IntentModel):
 
 
 class TierModels(IntentModel):
-    leaf: str
-    spine: str
-    superspine: str | None = Field(None, description="default: the spine model")
+    leaf: ModelName
+    spine: ModelName
+    superspine: ModelName | None = Field(None, description="default: the spine model")
 
 
 class ClosNames(IntentModel):
     """Python format strings; n counts from 1 within each tier."""
 
-    leaf: str = "leaf{n:03d}"
-    spine: str = "spine{n:03d}"
-    superspine: str = "super{n:03d}"
-    pair: str = Field("rack{n:03d}", description="ToR dual-homed: leaf pairs, whose leaves get -a and -b")
+    leaf: NameFormat = "leaf{n:03d}"
+    spine: NameFormat = "spine{n:03d}"
+    superspine: NameFormat = "super{n:03d}"
+    pair: NameFormat = Field("rack{n:03d}", description="ToR dual-homed: leaf pairs, whose leaves get -a and -b")
 
 
 class Clos(IntentModel):
@@ -234,13 +244,14 @@ class Clos(IntentModel):
     )
     nic_speed_gbps: SpeedGbps
     models: TierModels
-    oversubscription: Annotated[str, StringConstraints(pattern=r"^[1-9][0-9]*:[1-9][0-9]*$")] = Field(
+    oversubscription: Annotated[str, StringConstraints(pattern=r"^[1-9][0-9]{0,2}:[1-9][0-9]{0,2}$")] = Field(
         "1:1", description="host bandwidth : uplink bandwidth on every leaf and spine"
     )
     uplink_speed_gbps: SpeedGbps | None = Field(None, description="default: the NIC speed")
     pod_nodes: StrictInt | None = Field(None, ge=1, description="servers per pod; default: as many as fit")
     spare_ports_per_leaf: StrictInt = Field(0, ge=0, le=256, description="ports kept free on every leaf")
-    tiers: Literal["auto", 2, 3] = Field("auto", description="auto: two tiers when one spine layer can connect")
+    tiers: Annotated[Literal["auto", 2, 3], whole_number_choice("auto", 2, 3)] = Field(
+        "auto", description="auto: two tiers when one spine layer can connect")
     spines_per_pod: StrictInt | None = Field(
         None, ge=1, le=512, description="pin the spine count (per pod in three tiers); default: the fewest that fit"
     )
@@ -259,22 +270,20 @@ class Bond(IntentModel):
     """One dual-port NIC bonded with LACP: member 0 cables to leaf a, member 1 to leaf b of the host's pair."""
 
     name: NetdevName = "bond0"
-    members: tuple[NetdevName, NetdevName]
+    members: Annotated[tuple[NetdevName, NetdevName], Distinct]
     rdma_device: RdmaDeviceName = Field(description="RDMA device of the RoCE LAG, e.g. mlx5_bond_0")
     speed_gbps: SpeedGbps = Field(description="speed of each member port")
     vlan: StrictInt = Field(ge=1, le=4094, description="training VLAN the bond sits in")
 
 
 class Nccl(IntentModel):
-    socket_ifname: str = Field(description="bootstrap/out-of-band interface for NCCL_SOCKET_IFNAME")
+    socket_ifname: NcclIfname = Field(description="bootstrap/out-of-band interface(s) for NCCL_SOCKET_IFNAME")
     gid_index: StrictInt | None = Field(3, ge=0, le=255, description="NCCL_IB_GID_INDEX; null lets NCCL choose")
     qps_per_connection: StrictInt = Field(4, ge=1, le=128, description="NCCL_IB_QPS_PER_CONNECTION (ECMP entropy)")
     ib_timeout: StrictInt = Field(20, ge=1, le=31, description="NCCL_IB_TIMEOUT exponent")
     ib_retry_cnt: StrictInt = Field(7, ge=0, le=7, description="NCCL_IB_RETRY_CNT")
-    extra_env: dict[
-        Annotated[str, StringConstraints(pattern=r"^NCCL_[A-Z0-9_]+$")],
-        Annotated[str, StringConstraints(pattern=r"^[^\x00-\x1f]*$")],
-    ] = Field(default_factory=dict, description="further NCCL_* variables, written verbatim (one line each)")
+    extra_env: dict[NcclVariable, NcclValue] = Field(
+        default_factory=dict, description="further NCCL_* variables (printable ASCII values, one line each)")
 
 
 class Ethtool(IntentModel):
@@ -297,7 +306,7 @@ class Nic(IntentModel):
 
 
 class Hosts(IntentModel):
-    name_format: str = Field("gpu{n:03d}", description="Python format string; n counts from 1 across pairs")
+    name_format: NameFormat = "gpu{n:03d}"
     bonds: tuple[Bond, ...] = Field((), description="ToR dual-homed: dual-port NICs bonded across a leaf pair")
     nics: tuple[Nic, ...] = Field((), description="rail-optimized: one entry per rail, in rail order")
     nccl: Nccl
@@ -307,8 +316,8 @@ class Hosts(IntentModel):
 class Management(IntentModel):
     """Out-of-band management addressing of the switches (mgmt VRF, management port)."""
 
-    subnet: IPv4Network
-    gateway: IPv4Address
+    subnet: Ipv4Network
+    gateway: Ipv4Address
     first_offset: StrictInt = Field(10, ge=1, description="the first switch gets subnet address number first_offset")
 
 
@@ -324,19 +333,31 @@ class Racks(IntentModel):
 
 # Union tags: they show in pydantic's error locations, which the loader removes, so they cannot be keys.
 EXPLICIT_TAG, SIZED_TAG = "explicit-topology", "sized-topology"
+SHAPE_KEY = "nodes"  # the key whose presence makes a topology sized
 
 
 def _topology_kind(value: object) -> str:
-    """A topology that gives a node count is sized by rocefab; otherwise it lists its leaf pairs."""
-    if isinstance(value, dict):
-        return SIZED_TAG if "nodes" in value else EXPLICIT_TAG
-    return SIZED_TAG if isinstance(value, Clos) else EXPLICIT_TAG
+    """A topology that gives a node count is sized by rocefab; otherwise it lists its leaf pairs.
+
+    Without `nodes`, the keys decide: a topology with a key only the sized shape has (nics_per_node, models)
+    or with a misspelling of `nodes` is a sized one with a typo, and gets one error about that key, not a
+    list of everything the explicit shape misses."""
+    if not isinstance(value, dict):
+        return SIZED_TAG if isinstance(value, Clos) else EXPLICIT_TAG
+    if SHAPE_KEY in value:
+        return SIZED_TAG
+    keys = {k for k in value if isinstance(k, str)}
+    if keys & (set(Topology.model_fields) - set(Clos.model_fields)):
+        return EXPLICIT_TAG
+    if keys & (set(Clos.model_fields) - set(Topology.model_fields)):
+        return SIZED_TAG
+    return SIZED_TAG if any(difflib.get_close_matches(k, [SHAPE_KEY], cutoff=0.6) for k in keys) else EXPLICIT_TAG
 
 
 class Intent(IntentModel):
     """A lossless RoCEv2 training fabric: QoS, MTU, VLANs, underlay, topology and hosts."""
 
-    schema_version: Literal[1] = 1
+    schema_version: Annotated[Literal[1], whole_number_choice(1)] = 1
     fabric: FabricInfo
     qos: Qos = Qos()
     mtu: Mtu = Mtu()

@@ -1,8 +1,8 @@
 """Load an intent YAML file into a validated `Intent`, keeping where every key came from.
 
 Errors name `file:line:col field.path: message`, so a user with a 300-line intent goes straight to the
-offending key. YAML is read with YAML 1.2 booleans (only true/false), because YAML 1.1 turns `on`, `no` and
-`yes` into booleans and a host named `no` or a value `on` should never change meaning silently.
+offending key. Reading the YAML itself, with its bounds, lives in `yamlsource`; this module turns the
+schema's complaints into messages in the intent author's terms.
 """
 
 from __future__ import annotations
@@ -10,64 +10,33 @@ from __future__ import annotations
 import difflib
 import hashlib
 import ipaddress
-import re
 import types
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path as FsPath
 from typing import Any, TypeVar
 
-import yaml
-from pydantic import BaseModel, Tag, ValidationError
+from pydantic import BaseModel, StringConstraints, Tag, ValidationError
+from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 
-from rocefab.models.findings import Path, dotted
+from rocefab.models import types as types_
+from rocefab.models.findings import Path
 from rocefab.models.intent import EXPLICIT_TAG, SIZED_TAG, Intent
+from rocefab.models.yamlsource import (
+    IntentLoadError,
+    LoadError,
+    Position,
+    SourceMap,
+    load_yaml12,
+    parse_yaml,
+    read_source,
+)
+
+__all__ = ["IntentLoadError", "LoadError", "LoadedIntent", "Position", "SourceMap", "load_intent", "load_yaml12",
+           "parse_yaml", "validate_data"]
 
 _UNION_TAGS = {EXPLICIT_TAG, SIZED_TAG}
-
-
-@dataclass(frozen=True, slots=True)
-class Position:
-    line: int  # 1-based
-    col: int  # 1-based
-
-
-@dataclass(frozen=True, slots=True)
-class LoadError:
-    file: str
-    position: Position
-    path: Path
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.file}:{self.position.line}:{self.position.col}"
-        field_path = dotted(self.path)
-        return f"{where} {field_path}: {self.message}" if field_path else f"{where} {self.message}"
-
-
-class IntentLoadError(Exception):
-    """The intent could not be read or does not match the schema; nothing downstream may run."""
-
-    def __init__(self, errors: list[LoadError]) -> None:
-        super().__init__("\n".join(str(e) for e in errors))
-        self.errors = errors
-
-
-@dataclass(frozen=True)
-class SourceMap:
-    """Where each key or list item of the document starts."""
-
-    file: str
-    positions: dict[Path, Position] = field(default_factory=dict)
-
-    def locate(self, path: Path) -> Position:
-        """Position of `path`, or of its nearest ancestor that exists in the file."""
-        for end in range(len(path), -1, -1):
-            found = self.positions.get(tuple(path[:end]))
-            if found is not None:
-                return found
-        return Position(1, 1)
 
 
 @dataclass(frozen=True)
@@ -76,136 +45,6 @@ class LoadedIntent:
     source: SourceMap
     file_name: str
     sha256: str
-
-
-class _Yaml12Loader(yaml.SafeLoader):
-    """SafeLoader with YAML 1.2 core-schema scalars: booleans are only true/false, and numbers have no
-    YAML 1.1 forms (no `on`/`yes`, no base-60 `1:30`, no octal `010`), so a MAC address or an interface
-    speed stays what it looks like."""
-
-
-_YAML11_TYPES = {"tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}
-_Yaml12Loader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag not in _YAML11_TYPES]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
-_Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:int", re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"), list("-+0123456789")
-)
-_Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
-    list("-+.0123456789"),
-)
-
-
-def _construct_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
-    text = str(loader.construct_scalar(node))  # type: ignore[arg-type]
-    if text.startswith("0o"):
-        return int(text[2:], 8)
-    if text.startswith("0x"):
-        return int(text[2:], 16)
-    return int(text, 10)  # "010" is ten, not YAML 1.1's octal eight
-
-
-_Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
-
-
-class _FastYaml12Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """The same YAML 1.2 scalars on libyaml's parser: large rendered documents load several times faster."""
-
-
-_FastYaml12Loader.yaml_implicit_resolvers = _Yaml12Loader.yaml_implicit_resolvers
-_FastYaml12Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
-
-
-def load_yaml12(text: str) -> Any:
-    """Plain YAML load with YAML 1.2 scalars (NVUE documents say `on`, which must stay a string)."""
-    return yaml.load(text, Loader=_FastYaml12Loader)
-
-
-def _position(node: yaml.Node) -> Position:
-    return Position(node.start_mark.line + 1, node.start_mark.column + 1)
-
-
-class _Builder:
-    """Turns a composed YAML node tree into plain data while recording positions and duplicate keys."""
-
-    def __init__(self, loader: _Yaml12Loader, file: str) -> None:
-        self.loader = loader
-        self.file = file
-        self.positions: dict[Path, Position] = {}
-        self.errors: list[LoadError] = []
-
-    def build(self, node: yaml.Node, path: Path) -> Any:
-        if isinstance(node, yaml.MappingNode):
-            self.loader.flatten_mapping(node)
-            result: dict[Any, Any] = {}
-            for key_node, value_node in node.value:
-                key = self.loader.construct_object(key_node, deep=True)
-                if not isinstance(key, str | int) or isinstance(key, bool):
-                    self.errors.append(
-                        LoadError(self.file, _position(key_node), path, f"unsupported key {key!r}")
-                    )
-                    continue
-                child = (*path, key)
-                if key in result:
-                    first = self.positions[child]
-                    self.errors.append(
-                        LoadError(
-                            self.file,
-                            _position(key_node),
-                            child,
-                            f"duplicate key '{key}' (first given on line {first.line}); "
-                            "YAML would silently keep only the last one",
-                        )
-                    )
-                    continue
-                self.positions[child] = _position(key_node)
-                result[key] = self.build(value_node, child)
-            return result
-        if isinstance(node, yaml.SequenceNode):
-            items = []
-            for index, item in enumerate(node.value):
-                self.positions[(*path, index)] = _position(item)
-                items.append(self.build(item, (*path, index)))
-            return items
-        return self.loader.construct_object(node, deep=True)
-
-
-def _yaml_error(exc: yaml.MarkedYAMLError, file: str) -> LoadError:
-    """Point at where the broken construct starts (an unclosed bracket), naming where parsing gave up."""
-    problem, context = exc.problem_mark, exc.context_mark
-    if context is not None and problem is not None and exc.context and context.line != problem.line:
-        return LoadError(
-            file, Position(context.line + 1, context.column + 1), (),
-            f"not valid YAML: {exc.context} that starts here, {exc.problem} on line {problem.line + 1}",
-        )
-    mark = problem or context
-    pos = Position(mark.line + 1, mark.column + 1) if mark else Position(1, 1)
-    return LoadError(file, pos, (), f"not valid YAML: {exc.problem}")
-
-
-def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
-    """Parse YAML text into plain data plus a `SourceMap`; raise `IntentLoadError` on malformed input."""
-    loader = _Yaml12Loader(text)
-    try:
-        node = loader.get_single_node()
-    except yaml.MarkedYAMLError as exc:
-        raise IntentLoadError([_yaml_error(exc, file)]) from None
-    finally:
-        loader.dispose()
-    if node is None:
-        raise IntentLoadError([LoadError(file, Position(1, 1), (), "the file is empty")])
-    builder = _Builder(loader, file)
-    data = builder.build(node, ())
-    if builder.errors:
-        raise IntentLoadError(builder.errors)
-    source = SourceMap(file, {(): _position(node), **builder.positions})
-    return data, source
 
 
 def _model_fields_at(root: type[BaseModel], path: Path) -> list[str] | None:
@@ -266,14 +105,19 @@ def _as_model(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-# What the schema's name patterns mean, said in words instead of as a regular expression.
-_PATTERN_TEXT = {
-    r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$": "a lower-case host name: letters, digits and inner '-', up to 63",
-    r"^NCCL_[A-Z0-9_]+$": "an NCCL_* variable name in capitals",
-    r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,14}$": "a Linux interface name of at most 15 characters",
-    r"^[A-Za-z0-9_-]{1,32}$": "letters, digits, '_' and '-', up to 32",
-    r"^[^\x00-\x1f]*$": "one line of printable text",
-}
+def _pattern_meanings() -> dict[str, str]:
+    """What each string type's pattern means, in the words of its description, instead of a regular expression."""
+    meanings: dict[str, str] = {}
+    for alias in (types_.DeviceName, types_.NetdevName, types_.RdmaDeviceName, types_.VlanName, types_.ModelName,
+                  types_.NcclIfname, types_.NcclVariable, types_.NcclValue):
+        metadata = typing.get_args(alias)[1:]
+        pattern = next(m.pattern for m in metadata if isinstance(m, StringConstraints))
+        description = next((m.description for m in metadata if isinstance(m, FieldInfo)), None)
+        meanings[str(pattern)] = description or f"text matching {pattern}"
+    return meanings
+
+
+_PATTERN_TEXT = _pattern_meanings()
 
 
 _SECRET_KEYS = {"password", "passwd", "secret", "token", "api_key"}
@@ -361,18 +205,8 @@ def validate_data(data: Any, source: SourceMap, model: type[M]) -> M:
 
 def load_intent(file: str | FsPath) -> LoadedIntent:
     """Read, parse and schema-validate an intent file."""
-    fs_path = FsPath(file)
     shown = str(file)
-    try:
-        raw = fs_path.read_bytes()
-    except OSError as exc:
-        raise IntentLoadError([LoadError(shown, Position(1, 1), (), f"cannot read: {exc.strerror}")]) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise IntentLoadError(
-            [LoadError(shown, Position(1, 1), (), f"not UTF-8 text (byte {exc.start})")]
-        ) from None
+    raw, text = read_source(file, shown)
     data, source = parse_yaml(text, shown)
     intent = validate_data(data, source, Intent)
-    return LoadedIntent(intent, source, fs_path.name, hashlib.sha256(raw).hexdigest())
+    return LoadedIntent(intent, source, FsPath(file).name, hashlib.sha256(raw).hexdigest())

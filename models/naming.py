@@ -5,22 +5,14 @@ from __future__ import annotations
 from rocefab.models.intent import Intent, Topology
 
 
-class NameFormatError(ValueError):
-    pass
-
-
 def format_name(fmt: str, n: int) -> str:
-    """Apply a `name_format` such as "gpu{n:03d}".
+    """Apply a `name_format` such as "gpu{n:03d}"; the schema has already checked that it yields valid names
+    (`models.types.check_name_format`).
 
     >>> format_name("gpu{n:03d}", 7)
     'gpu007'
     """
-    try:
-        return fmt.format(n=n)
-    except KeyError as exc:
-        raise NameFormatError(f"{fmt!r} uses {{{exc.args[0]}}}; the only field available is {{n}}") from None
-    except (IndexError, ValueError) as exc:
-        raise NameFormatError(f"{fmt!r} is not a valid format for a number n: {exc}") from None
+    return fmt.format(n=n)
 
 
 def spine_names(intent: Intent) -> list[str]:

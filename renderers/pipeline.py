@@ -8,6 +8,7 @@ from pathlib import Path
 from rocefab.models.checks import check_intent
 from rocefab.models.findings import Finding, has_errors
 from rocefab.models.loader import LoadedIntent, load_intent
+from rocefab.models.types import file_label
 from rocefab.renderers.plan import FabricPlan, Source
 from rocefab.renderers.plan_checks import check_plan
 from rocefab.renderers.planner import PlanningError, plan_fabric
@@ -31,7 +32,7 @@ def check_file(path: str | Path, version: str) -> Checked:
     if has_errors(findings):
         return Checked(loaded, findings, None)
     intent = loaded.intent
-    source = Source(intent.fabric.name, intent.fabric.description, loaded.file_name, loaded.sha256, version)
+    source = Source(intent.fabric.name, intent.fabric.description, file_label(loaded.file_name), loaded.sha256, version)
     try:
         plan = plan_fabric(intent, source)
     except PlanningError as exc:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ipaddress import IPv4Network
+from ipaddress import IPv4Address, IPv4Network
 
 from rocefab.models.checks.common import error, fabric_counts, leaf_models_in_use
 from rocefab.models.findings import Finding, Path, dotted
@@ -65,11 +65,7 @@ def _pools(intent: Intent) -> list[Finding]:
             ))
     mgmt = intent.management
     if mgmt is not None:
-        if mgmt.gateway not in mgmt.subnet:
-            found.append(error(
-                "management-gateway-outside", ("management", "gateway"),
-                f"gateway {mgmt.gateway} is not inside {mgmt.subnet}",
-            ))
+        found.extend(_management_gateway(mgmt.subnet, mgmt.gateway, mgmt.first_offset, switches))
         if mgmt.first_offset + switches > mgmt.subnet.num_addresses - 1:
             found.append(error(
                 "address-pool-too-small", ("management", "subnet"),
@@ -77,6 +73,25 @@ def _pools(intent: Intent) -> list[Finding]:
                 f"a /{_prefix_for(mgmt.first_offset + switches + 1)} or larger holds them",
             ))
     return found
+
+
+def _management_gateway(subnet: IPv4Network, gateway: IPv4Address, first_offset: int,
+                        switches: int) -> list[Finding]:
+    """The gateway must be a usable address of the subnet that no switch is given (switch i gets address
+    number first_offset + i)."""
+    path = ("management", "gateway")
+    if gateway not in subnet:
+        return [error("management-gateway-outside", path, f"gateway {gateway} is not inside {subnet}")]
+    if subnet.prefixlen < 31 and gateway in (subnet.network_address, subnet.broadcast_address):
+        which = "network" if gateway == subnet.network_address else "broadcast"
+        return [error("management-gateway-unusable", path, f"gateway {gateway} is the {which} address of {subnet}")]
+    number = int(gateway) - int(subnet.network_address)
+    if first_offset <= number < first_offset + switches:
+        return [error("management-gateway-is-device", path,
+                      f"gateway {gateway} is the management address of switch {number - first_offset + 1} "
+                      f"(switches take {subnet.network_address + first_offset} onwards)",
+                      "move the gateway below management.first_offset, or raise first_offset")]
+    return []
 
 
 def _prefix_for(addresses: int) -> int:

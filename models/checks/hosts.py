@@ -83,7 +83,7 @@ def check(intent: Intent) -> list[Finding]:
                 reported.add(member)
                 found.append(error(
                     "duplicate-bond-member", (*path, "members"),
-                    f"interface '{member}' is a member of more than one bond (or listed twice)",
+                    f"interface '{member}' is a member of more than one bond",
                 ))
         if rdma[bond.rdma_device] > 1:
             found.append(error(

@@ -6,7 +6,7 @@ from rocefab.models.catalogue import MODELS, lookup_model
 from rocefab.models.checks.common import error, fabric_counts, warning
 from rocefab.models.findings import Finding, Path, dotted
 from rocefab.models.intent import Clos, Intent, Topology
-from rocefab.models.naming import NameFormatError, host_names_by_pair, spine_names
+from rocefab.models.naming import host_names_by_pair, spine_names
 from rocefab.models.sizing import size_clos
 
 _ASN_MAX = 4_294_967_294
@@ -70,16 +70,8 @@ def _names(intent: Intent) -> list[Finding]:
     found: list[Finding] = []
     topo = intent.topology
     assert isinstance(topo, Topology)
-    try:
-        spines = spine_names(intent)
-    except NameFormatError as exc:
-        return [error("name-format-invalid", ("topology", "spines", "name_format"), str(exc),
-                      "use {n} for the spine number, e.g. spine{n}")]
-    try:
-        hosts = host_names_by_pair(intent)
-    except NameFormatError as exc:
-        return [error("name-format-invalid", ("hosts", "name_format"), str(exc),
-                      "use {n} for the host number, e.g. gpu{n:03d}")]
+    spines = spine_names(intent)
+    hosts = host_names_by_pair(intent)
     if topo.spines.names is not None and len(topo.spines.names) != topo.spines.count:
         found.append(error(
             "spine-names-count", ("topology", "spines", "names"),
