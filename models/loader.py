@@ -128,11 +128,17 @@ def _close_match(key: str | int, allowed: list[str]) -> str | None:
     return close[0] if close else None
 
 
+def _shortened(value: Any, limit: int = 80) -> str:
+    """A value as an error message shows it: its repr, cut short (a hostile value may be kilobytes long)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
 def _describe(root: type[BaseModel], error: ErrorDetails, path: Path, loc: Path) -> tuple[Path, str]:
     """The path to report and the message, in the intent author's terms (`loc`: pydantic's own location)."""
     kind = error["type"]
     value = error.get("input")
-    shown = f" (got {value!r})" if not isinstance(value, dict | list | tuple) else ""
+    shown = f" (got {_shortened(value)})" if not isinstance(value, dict | list | tuple) else ""
     if kind == "extra_forbidden":
         key = path[-1] if path else "?"
         allowed = _model_fields_at(root, loc[:-1]) or []

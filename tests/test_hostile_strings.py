@@ -1,0 +1,204 @@
+"""Every string field of the intent, given shell, YAML, config and path metacharacters: refused with its
+position and field, or rendered with the value intact and inert.
+
+The fields come from walking the schema (tests/schema_walk.py), so a new string field is covered the day it
+is added. For a value rocefab accepts, every host script must pass `bash -n` and then run (`--check`, then
+for real) against a fake host built from the plan, every NCCL env file is sourced, and the marker file the
+payloads try to create must still not exist; the value must come back exactly from the env file, the
+nccl.conf the script writes and the JSON/YAML/SVG documents that carry it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import subprocess
+import tempfile
+import xml.dom.minidom
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import INTENTS
+from fakehost import make_host, run_script
+from schema_walk import Leaf, can_set, get_value, leaves, set_value
+from typer.testing import CliRunner
+
+from rocefab.cli import app
+from rocefab.models.findings import dotted
+from rocefab.models.intent import EXPLICIT_TAG, SIZED_TAG, Intent
+from rocefab.renderers.pipeline import check_file
+
+HOSTILE = [
+    "x\ntouch {marker}",
+    "x\r\ntouch {marker}",
+    "$(touch {marker})",
+    "`touch {marker}`",
+    "x; touch {marker}",
+    "x' ; touch {marker} ; '",
+    'x" ; touch {marker} ; "',
+    "x\nROCEFAB_NCCL\ntouch {marker}",
+    "x\u2028touch {marker}",
+    "x\x85touch {marker}",
+    "../../../tmp/x",
+    "a/b",
+    "a b",
+    "x: y",
+    "- x",
+    "#x",
+    "!x",
+    "{{{{n}}}}",
+    "%s%n",
+    "\\",
+    "x" * 2000,
+]
+
+
+def _explicit_base() -> dict[str, Any]:
+    """intents/lab.yaml with every optional list and section present, so each string field has a place."""
+    doc = yaml.safe_load((INTENTS / "lab.yaml").read_text(encoding="utf-8"))
+    doc["topology"]["spines"]["names"] = ["spine1"]
+    doc["topology"]["leaf_pairs"][0] = {"name": "leaf1", "model": "DCS-7060X6-64PE",
+                                        "host_names": ["gpu001"], "leaves": ["leaf1-a", "leaf1-b"]}
+    doc["hosts"]["nccl"]["extra_env"] = {"NCCL_DEBUG": "WARN"}
+    doc["management"] = {"subnet": "192.168.0.0/24", "gateway": "192.168.0.1"}
+    return doc
+
+
+def _sized_base() -> dict[str, Any]:
+    return {
+        "fabric": {"name": "rail", "description": "two-node rail fabric"},
+        "underlay": {"asn": {"spine": 65000, "leaf_first": 65100, "superspine": 64900},
+                     "loopback_subnet": "10.0.0.0/24", "p2p_subnet": "10.1.0.0/22", "host_subnet": "10.2.0.0/22"},
+        "topology": {"design": "rail-optimized", "nodes": 2, "nics_per_node": 2, "nic_speed_gbps": 400,
+                     "models": {"leaf": "SN5600", "spine": "SN5600", "superspine": "SN5600"},
+                     "names": {"leaf": "leaf{n}", "spine": "spine{n}", "superspine": "super{n}", "pair": "pair{n}"}},
+        "hosts": {"nics": [{"netdev": "enp1s0np0", "rdma_device": "mlx5_0"},
+                           {"netdev": "enp2s0np0", "rdma_device": "mlx5_1"}],
+                  "nccl": {"socket_ifname": "eno1", "extra_env": {"NCCL_DEBUG": "WARN"}}},
+    }
+
+
+BASES = {EXPLICIT_TAG: _explicit_base(), SIZED_TAG: _sized_base()}
+STRING_LEAVES = [leaf for leaf in leaves(Intent) if leaf.kind == "str"]
+
+
+def _shape_for(leaf: Leaf) -> str:
+    for shape, doc in BASES.items():
+        if leaf.shape in (None, shape) and can_set(doc, leaf.path):
+            return shape
+    raise AssertionError(f"no base intent has a place for {leaf.path}; extend _explicit_base or _sized_base")
+
+
+def test_both_bases_plan(tmp_path: Path) -> None:
+    """Both bases are valid on their own, so a refusal below is the hostile value's doing."""
+    for name, doc in BASES.items():
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+        checked = check_file(path, "test")
+        assert checked.plan is not None, [str(f) for f in checked.findings]
+
+
+def test_every_string_field_is_walked() -> None:
+    assert len(STRING_LEAVES) >= 29
+    for leaf in STRING_LEAVES:
+        _shape_for(leaf)
+
+
+def _render(tmp_path: Path, doc: dict[str, Any]) -> tuple[int, str, Path]:
+    intent = tmp_path / "intent.yaml"
+    intent.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
+    doc.clear()
+    doc.update(yaml.safe_load(intent.read_text(encoding="utf-8")))  # what the file holds (YAML folds some breaks)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["render", str(intent), "-o", str(out)])
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "Traceback" not in result.stderr + result.stdout
+    return result.exit_code, result.stderr, out
+
+
+_INJECTED_LINE = re.compile(r"(?m)^[\s#!;/*-]*touch ")
+
+
+@cache
+def _base_scripts(shape: str) -> dict[str, str]:
+    """The host scripts of a base intent as rendered unchanged (they are run against the fake host elsewhere)."""
+    folder = Path(tempfile.mkdtemp(prefix="rocefab-base-"))
+    code, stderr, out = _render(folder, copy.deepcopy(BASES[shape]))
+    assert code == 0, stderr
+    return {p.name: _without_intent_hash(p.read_text(encoding="utf-8")) for p in out.glob("hosts/*.roce.sh")}
+
+
+def _without_intent_hash(script: str) -> str:
+    return re.sub(r"\(sha256 [0-9a-f]+\)", "", script, count=1)
+
+
+def _assert_inert(out: Path, value: str, marker: Path, tmp_path: Path, shape: str) -> None:
+    plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+    for file in sorted(out.rglob("*")):
+        if file.is_file():
+            text = file.read_text(encoding="utf-8")
+            assert not _INJECTED_LINE.search(text), f"{file.name}: the value made a line of its own"
+    xml.dom.minidom.parse(str(out / "topology.svg"))
+    for nvue in out.glob("switches/*.nvue.yaml"):
+        assert isinstance(yaml.safe_load(nvue.read_text(encoding="utf-8")), list)
+    for env in out.glob("hosts/*.nccl.env"):
+        sourced = subprocess.run(["/bin/bash", "-c", 'set -eu; . "$1"; env -0', "_", str(env)], cwd=tmp_path,
+                                 capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, timeout=30)
+        assert sourced.returncode == 0, sourced.stderr
+        exported = dict(item.split("=", 1) for item in sourced.stdout.split("\0") if "=" in item)
+        if value in exported.values() or "NCCL_ROCEFAB_TEST" in exported:
+            assert exported.get("NCCL_ROCEFAB_TEST", value) == value
+    hosts = {h["name"]: h for h in plan["plan"]["hosts"]} if "plan" in plan else {h["name"]: h for h in plan["hosts"]}
+    for script in sorted(out.glob("hosts/*.roce.sh")):
+        assert subprocess.run(["/bin/bash", "-n", str(script)], capture_output=True, timeout=30).returncode == 0
+        if _without_intent_hash(script.read_text(encoding="utf-8")) == _base_scripts(shape).get(script.name):
+            continue  # the value did not reach this script: running the base's script again proves nothing
+        host = hosts[script.name.removesuffix(".roce.sh")]
+        netdevs = [m["netdev"] for b in host["bonds"] for m in b["members"]] + [n["netdev"] for n in host["nics"]]
+        lag = {b["rdma_device"]: tuple(m["netdev"] for m in b["members"]) for b in host["bonds"]}
+        root = make_host(tmp_path / f"host-{host['name']}", netdevs, lag,
+                         rdma={n["netdev"]: n["rdma_device"] for n in host["nics"]})
+        checked = run_script(script, root, "--check")
+        assert checked.returncode in (0, 1), checked.stdout + checked.stderr
+        applied = run_script(script, root)
+        assert applied.returncode == 0, applied.stdout + applied.stderr
+        conf = (root / "etc" / "nccl.conf").read_text(encoding="utf-8")
+        if "NCCL_ROCEFAB_TEST=" in conf:
+            assert f"NCCL_ROCEFAB_TEST={value}\n" in conf
+    assert not marker.exists(), "a payload ran"
+
+
+@pytest.mark.parametrize("leaf", STRING_LEAVES, ids=lambda leaf: f"{leaf.shape or 'any'}:{dotted(leaf.path)}")
+def test_hostile_values_are_refused_or_inert(leaf: Leaf, tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    accepted = 0
+    for n, template in enumerate(HOSTILE):
+        value = template.format(marker=marker)
+        shape = _shape_for(leaf)
+        doc = copy.deepcopy(BASES[shape])
+        set_value(doc, leaf.path, value, key="1")
+        case = tmp_path / f"case{n}"
+        case.mkdir()
+        code, stderr, out = _render(case, doc)
+        if code == 0:
+            accepted += 1
+            held = get_value(doc, leaf.path) if not leaf.key_field else value
+            _assert_inert(out, held.strip(), marker, case, shape)
+            continue
+        assert code in (1, 2), stderr
+        assert "nothing was written" in stderr and not out.exists()
+        # A key is shown quoted after its mapping (YAML may have folded a line break of it into a space).
+        shown = dotted(leaf.path[:-1]) if leaf.key_field else dotted(leaf.path)
+        assert re.search(rf"intent\.yaml:\d+:\d+:? .*{re.escape(shown)}", stderr), (value, stderr)
+        # Each message stays on its line: a value's newline is shown escaped, never printed.
+        for line in stderr.splitlines():
+            assert line.startswith((str(case / "intent.yaml"), "    hint:", "... and ")) or line.endswith(
+                "nothing was written"), line
+    assert not marker.exists()
+    # Only free text takes these values; a name, interface or format must refuse every one of them.
+    if leaf.path not in {("fabric", "description"), ("hosts", "nccl", "extra_env", "NCCL_ROCEFAB_TEST")}:
+        assert accepted == 0, f"{dotted(leaf.path)} accepted a hostile value"
