@@ -104,10 +104,7 @@ def set_value(document: Any, path: tuple[str | int, ...], value: Any, key: Any =
     """Set `path` in `document` (in place); for a `KEY` leaf, add a key `value` mapped to `key`'s value."""
     node = document
     for part in path[:-1]:
-        if isinstance(part, int):
-            node = node[part]
-        else:
-            node = node.setdefault(part, {})
+        node = node[part] if isinstance(part, int) else node.setdefault(part, {})
     last = path[-1]
     if last == KEY:
         node[value] = key
