@@ -22,15 +22,14 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import INTENTS
 from fakehost import make_host, run_script
-from schema_walk import Leaf, can_set, get_value, leaves, set_value
+from intent_bases import BASES, shape_for
+from schema_walk import Leaf, get_value, leaves, set_value
 from typer.testing import CliRunner
 
 from rocefab.cli import app
 from rocefab.models.findings import dotted
-from rocefab.models.intent import EXPLICIT_TAG, SIZED_TAG, Intent
-from rocefab.renderers.pipeline import check_file
+from rocefab.models.intent import Intent
 
 HOSTILE = [
     "x\ntouch {marker}",
@@ -57,55 +56,13 @@ HOSTILE = [
 ]
 
 
-def _explicit_base() -> dict[str, Any]:
-    """intents/lab.yaml with every optional list and section present, so each string field has a place."""
-    doc = yaml.safe_load((INTENTS / "lab.yaml").read_text(encoding="utf-8"))
-    doc["topology"]["spines"]["names"] = ["spine1"]
-    doc["topology"]["leaf_pairs"][0] = {"name": "leaf1", "model": "DCS-7060X6-64PE",
-                                        "host_names": ["gpu001"], "leaves": ["leaf1-a", "leaf1-b"]}
-    doc["hosts"]["nccl"]["extra_env"] = {"NCCL_DEBUG": "WARN"}
-    doc["management"] = {"subnet": "192.168.0.0/24", "gateway": "192.168.0.1"}
-    return doc
-
-
-def _sized_base() -> dict[str, Any]:
-    return {
-        "fabric": {"name": "rail", "description": "two-node rail fabric"},
-        "underlay": {"asn": {"spine": 65000, "leaf_first": 65100, "superspine": 64900},
-                     "loopback_subnet": "10.0.0.0/24", "p2p_subnet": "10.1.0.0/22", "host_subnet": "10.2.0.0/22"},
-        "topology": {"design": "rail-optimized", "nodes": 2, "nics_per_node": 2, "nic_speed_gbps": 400,
-                     "models": {"leaf": "SN5600", "spine": "SN5600", "superspine": "SN5600"},
-                     "names": {"leaf": "leaf{n}", "spine": "spine{n}", "superspine": "super{n}", "pair": "pair{n}"}},
-        "hosts": {"nics": [{"netdev": "enp1s0np0", "rdma_device": "mlx5_0"},
-                           {"netdev": "enp2s0np0", "rdma_device": "mlx5_1"}],
-                  "nccl": {"socket_ifname": "eno1", "extra_env": {"NCCL_DEBUG": "WARN"}}},
-    }
-
-
-BASES = {EXPLICIT_TAG: _explicit_base(), SIZED_TAG: _sized_base()}
 STRING_LEAVES = [leaf for leaf in leaves(Intent) if leaf.kind == "str"]
-
-
-def _shape_for(leaf: Leaf) -> str:
-    for shape, doc in BASES.items():
-        if leaf.shape in (None, shape) and can_set(doc, leaf.path):
-            return shape
-    raise AssertionError(f"no base intent has a place for {leaf.path}; extend _explicit_base or _sized_base")
-
-
-def test_both_bases_plan(tmp_path: Path) -> None:
-    """Both bases are valid on their own, so a refusal below is the hostile value's doing."""
-    for name, doc in BASES.items():
-        path = tmp_path / f"{name}.yaml"
-        path.write_text(yaml.safe_dump(doc), encoding="utf-8")
-        checked = check_file(path, "test")
-        assert checked.plan is not None, [str(f) for f in checked.findings]
 
 
 def test_every_string_field_is_walked() -> None:
     assert len(STRING_LEAVES) >= 29
     for leaf in STRING_LEAVES:
-        _shape_for(leaf)
+        shape_for(leaf)
 
 
 def _render(tmp_path: Path, doc: dict[str, Any]) -> tuple[int, str, Path]:
@@ -178,7 +135,7 @@ def test_hostile_values_are_refused_or_inert(leaf: Leaf, tmp_path: Path) -> None
     accepted = 0
     for n, template in enumerate(HOSTILE):
         value = template.format(marker=marker)
-        shape = _shape_for(leaf)
+        shape = shape_for(leaf)
         doc = copy.deepcopy(BASES[shape])
         set_value(doc, leaf.path, value, key="1")
         case = tmp_path / f"case{n}"
