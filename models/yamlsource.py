@@ -24,8 +24,9 @@ import yaml
 
 from rocefab.models.findings import Path, dotted
 
-MAX_BYTES = 8 * 1024 * 1024
+MAX_BYTES = 4 * 1024 * 1024  # an explicit intent naming 65,536 hosts one by one is about 1.2 MB
 MAX_DEPTH = 32
+MAX_NODES = 100_000  # values, keys and list items the text itself holds (65,536 host names fit)
 ALIAS_BUDGET = 100_000  # values built through aliases and merge keys, beyond the document's own nodes
 MAX_ERRORS = 50
 
@@ -161,34 +162,16 @@ def _yaml12(loader: type[yaml.SafeLoader]) -> None:
     loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
-class _TooDeep(yaml.MarkedYAMLError):
-    pass
+LIBYAML = hasattr(yaml, "CSafeLoader")
 
 
-class _Yaml12Loader(yaml.SafeLoader):
-    """The pure-Python loader (it keeps marks on every node), composing at most `MAX_DEPTH` levels deep."""
-
-    _depth = 0
-
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
-        self._depth += 1
-        try:
-            if self._depth > MAX_DEPTH:
-                raise _TooDeep(problem=f"nested more than {MAX_DEPTH} levels deep; intents need far fewer",
-                               problem_mark=self.peek_event().start_mark)  # type: ignore[no-untyped-call]
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
+class _Yaml12Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """libyaml's parser (iterative, so no nesting depth can overflow a stack) with YAML 1.2 scalars; the
+    pure-Python parser where PyYAML was built without libyaml."""
 
 
 _yaml12(_Yaml12Loader)
-
-
-class _FastYaml12Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """The same YAML 1.2 scalars on libyaml's parser: large rendered documents load several times faster."""
-
-
-_yaml12(_FastYaml12Loader)
+_FastYaml12Loader = _Yaml12Loader
 
 
 def load_yaml12(text: str) -> Any:
@@ -197,128 +180,225 @@ def load_yaml12(text: str) -> Any:
     return yaml.load(text, Loader=_FastYaml12Loader)
 
 
-# --- building plain data with positions ---------------------------------------------------------------------
+# --- building plain data with positions -------------------------------------------------------------------
 
 
-def _position(node: yaml.Node | yaml.Mark) -> Position:
-    mark = node.start_mark if isinstance(node, yaml.Node) else node
-    return Position(mark.line + 1, mark.column + 1)
+def _position(mark: Any) -> Position:
+    return Position(mark.line + 1, (mark.column or 0) + 1)
 
 
 class _Refused(Exception):
-    def __init__(self, where: yaml.Node | yaml.Mark, path: Path, message: str) -> None:
+    def __init__(self, mark: Any, path: Path, message: str) -> None:
         super().__init__(message)
-        self.error_position = _position(where)
+        self.error_position = _position(mark)
         self.path = path
 
 
+def _tag_name(tag: str) -> str:
+    return tag.replace("tag:yaml.org,2002:", "!!")
+
+
 class _Builder:
-    """Turns a composed YAML node tree into plain data while recording positions and duplicate keys.
+    """Builds plain data straight from the parser's events, recording where each key and item starts.
 
-    Merge keys (`<<`) are resolved here, not by PyYAML: keys written in the mapping win over merged ones,
-    an earlier merged mapping over a later one, and a merged key is never reported as a duplicate."""
+    Bounded as it goes: nesting depth, the number of values the text holds, and what aliases and merge keys
+    add (each adds the size of the value it repeats). Merge keys (`<<`) are resolved here: keys written in
+    the mapping win over merged ones, an earlier merged mapping over a later one, and a merged key is never
+    reported as a duplicate. A repeated value is the same Python object, so repetition costs no memory."""
 
-    def __init__(self, loader: _Yaml12Loader, file: str, budget: int) -> None:
+    def __init__(self, loader: _Yaml12Loader, file: str) -> None:
         self.loader = loader
         self.file = file
-        self.budget = budget
+        self.nodes = 0
+        self.budget = ALIAS_BUDGET
+        self.anchors: dict[str, tuple[Any, int, list[tuple[Path, Position]]]] = {}
+        self.order: list[tuple[Path, Position]] = []  # positions in the order recorded, for anchors to copy
+        self.scalars: dict[tuple[Any, ...], Any] = {}
         self.positions: dict[Path, Position] = {}
         self.errors: list[LoadError] = []
 
-    def _spend(self, node: yaml.Node, path: Path) -> None:
-        self.budget -= 1
+    def _event(self) -> Any:
+        return self.loader.get_event()
+
+    def _error(self, mark: Any, path: Path, message: str) -> None:
+        self.errors.append(LoadError(self.file, _position(mark), path, message))
+        if len(self.errors) >= MAX_ERRORS:
+            raise _Refused(mark, path, f"more than {MAX_ERRORS} errors; stopping here")
+
+    def _resolve(self, event: Any, kind: type[yaml.Node]) -> str:
+        tag = event.tag
+        if tag is None or tag == "!":
+            value = event.value if kind is yaml.ScalarNode else None
+            tag = self.loader.resolve(kind, value, event.implicit)
+        if tag not in CORE_TAGS and tag != MERGE_TAG:
+            raise _Refused(event.start_mark, (), f"the YAML tag {_tag_name(tag)!r} is not supported: intents "
+                                                 "hold plain values, lists and mappings")
+        return str(tag)
+
+    def document(self) -> tuple[Any, Position]:
+        self._event()  # StreamStartEvent
+        if self.loader.check_event(yaml.StreamEndEvent):
+            raise _Refused(yaml.Mark(self.file, 0, 0, 0, "", 0), (), "the file is empty")
+        self._event()  # DocumentStartEvent
+        start = self.loader.peek_event().start_mark
+        value, _ = self.value((), 1)
+        self._event()  # DocumentEndEvent
+        if not self.loader.check_event(yaml.StreamEndEvent):
+            raise _Refused(self.loader.peek_event().start_mark, (),
+                           "a second YAML document starts here; an intent is one document")
+        return value, _position(start)
+
+    def value(self, path: Path, depth: int) -> tuple[Any, int]:
+        """The next value and its size (values it holds, counting repeats)."""
+        event = self._event()
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise _Refused(event.start_mark, path, f"more than {MAX_NODES:,} values; intents need far fewer")
+        if depth > MAX_DEPTH:
+            raise _Refused(event.start_mark, path, f"nested more than {MAX_DEPTH} levels deep; intents need far fewer")
+        if isinstance(event, yaml.AliasEvent):
+            if event.anchor not in self.anchors:
+                raise _Refused(event.start_mark, path, f"*{event.anchor} refers to no anchor (&{event.anchor}) "
+                                                       "defined before it")
+            value, size, inside = self.anchors[event.anchor]
+            self._spend(size, event.start_mark, path)
+            # An error inside the repeated value points where that value is written, as for the original.
+            for suffix, position in inside:
+                self._record((*path, *suffix), position)
+            return value, size
+        recorded = len(self.order)
+        try:
+            if isinstance(event, yaml.ScalarEvent):
+                built = self._scalar(event, path), 1
+            elif isinstance(event, yaml.SequenceStartEvent):
+                self._resolve(event, yaml.SequenceNode)
+                built = self._sequence(path, depth)
+            else:
+                self._resolve(event, yaml.MappingNode)
+                built = self._mapping(path, depth)
+        except _Refused as exc:
+            exc.path = exc.path or path
+            raise
+        if event.anchor is not None:
+            inside = [(p[len(path):], position) for p, position in self.order[recorded:]]
+            self.anchors[event.anchor] = (*built, inside)
+        return built
+
+    def _record(self, path: Path, position: Position) -> None:
+        self.positions[path] = position
+        self.order.append((path, position))
+
+    def _spend(self, size: int, mark: Any, path: Path) -> None:
+        self.budget -= size
         if self.budget < 0:
-            raise _Refused(node, path, f"aliases expand to more than {ALIAS_BUDGET:,} values beyond the "
+            raise _Refused(mark, path, f"aliases expand to more than {ALIAS_BUDGET:,} values beyond the "
                                        "document's own; refusing to build it")
 
-    def _error(self, node: yaml.Node, path: Path, message: str) -> None:
-        self.errors.append(LoadError(self.file, _position(node), path, message))
-        if len(self.errors) >= MAX_ERRORS:
-            raise _Refused(node, path, f"more than {MAX_ERRORS} errors; stopping here")
+    def _scalar(self, event: Any, path: Path) -> Any:
+        # Scalars are immutable and resolve by their text alone, so a repeated one is built once.
+        memo = (event.tag, event.value, event.implicit)
+        if memo in self.scalars:
+            return self.scalars[memo]
+        tag = self._resolve(event, yaml.ScalarNode)
+        if tag == MERGE_TAG:
+            raise _Refused(event.start_mark, path, "'<<' (a merge key) can only be a key")
+        value = self.scalars[memo] = self._construct(tag, event, path)
+        return value
 
-    def _check_tag(self, node: yaml.Node, path: Path) -> None:
-        if node.tag not in CORE_TAGS:
-            raise _Refused(node, path, f"the YAML tag {node.tag.replace('tag:yaml.org,2002:', '!!')!r} is not "
-                                       "supported: intents hold plain values, lists and mappings")
-
-    def build(self, node: yaml.Node, path: Path) -> Any:
-        self._spend(node, path)
-        self._check_tag(node, path)
-        if isinstance(node, yaml.MappingNode):
-            return self._mapping(node, path)
-        if isinstance(node, yaml.SequenceNode):
-            items = []
-            for index, item in enumerate(node.value):
-                self.positions[(*path, index)] = _position(item)
-                items.append(self.build(item, (*path, index)))
-            return items
+    def _construct(self, tag: str, event: Any, path: Path) -> Any:
+        # The tag's constructor directly: `construct_object` would keep every node (and its marks) alive.
+        node = yaml.ScalarNode(tag, event.value, None, None, event.style)
         try:
-            return self.loader.construct_object(node, deep=True)
-        except (ValueError, TypeError, OverflowError) as exc:
-            raise _Refused(node, path, f"{node.tag.replace('tag:yaml.org,2002:', '!!')} cannot hold "
-                                       f"{node.value!r}: {exc}") from None
+            return self.loader.yaml_constructors[tag](self.loader, node)
+        except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
+            raise _Refused(event.start_mark, path, f"{_tag_name(tag)} cannot hold {event.value!r}: {exc}") from None
 
-    def _key(self, node: yaml.Node, path: Path) -> str | int | None:
-        if not isinstance(node, yaml.ScalarNode):
-            self._error(node, path, "a key must be a plain name, not a list or mapping")
-            return None
-        self._check_tag(node, path)
-        key = self.build(node, path)
+    def _sequence(self, path: Path, depth: int) -> tuple[list[Any], int]:
+        items: list[Any] = []
+        size = 1
+        while not self.loader.check_event(yaml.SequenceEndEvent):
+            child = (*path, len(items))
+            self._record(child, _position(self.loader.peek_event().start_mark))
+            item, item_size = self.value(child, depth + 1)
+            items.append(item)
+            size += item_size
+        self._event()
+        return items, size
+
+    def _key(self, path: Path) -> tuple[str | int | None, Any, bool]:
+        """The next key, where it starts, and whether it is the merge key."""
+        event = self.loader.peek_event()
+        mark = event.start_mark
+        if not isinstance(event, yaml.ScalarEvent):
+            raise _Refused(mark, path, "a key must be a plain name, not a list, mapping or alias")
+        self._event()
+        self.nodes += 1
+        tag = self._resolve(event, yaml.ScalarNode)
+        if tag == MERGE_TAG:
+            return None, mark, True
+        key = self._construct(tag, event, path)
         if not isinstance(key, str | int) or isinstance(key, bool):
-            self._error(node, path, f"unsupported key {key!r}")
-            return None
-        return key
+            self._error(mark, path, f"unsupported key {key!r}")
+            return None, mark, False
+        return key, mark, False
 
-    def _mapping(self, node: yaml.MappingNode, path: Path) -> dict[Any, Any]:
-        own: dict[Any, tuple[yaml.Node, yaml.Node]] = {}
-        merged: list[yaml.MappingNode] = []
-        for key_node, value_node in node.value:
-            if key_node.tag == MERGE_TAG:
-                merged.extend(self._merge_sources(value_node, path))
+    def _mapping(self, path: Path, depth: int) -> tuple[dict[Any, Any], int]:
+        own: dict[Any, Any] = {}
+        first_at: dict[Any, Any] = {}
+        merged: list[dict[Any, Any]] = []
+        size = 1
+        while not self.loader.check_event(yaml.MappingEndEvent):
+            key, mark, is_merge = self._key(path)
+            if is_merge:
+                value_mark = self.loader.peek_event().start_mark
+                value, value_size = self.value(path, depth + 1)
+                sources = value if isinstance(value, list) else [value]
+                if not sources or not all(isinstance(s, dict) for s in sources):
+                    raise _Refused(value_mark, path,
+                                   "the merge key '<<' takes a mapping or a list of mappings (usually *alias)")
+                self._spend(value_size, value_mark, path)
+                merged.extend(sources)
                 continue
-            key = self._key(key_node, path)
-            if key is None:
+            child = (*path, key) if key is not None else path
+            if key is not None and key in own:
+                self._error(mark, child, f"duplicate key '{key}' (first given on line {first_at[key].line + 1}); "
+                                         "YAML would silently keep only the last one")
+                self.value(child, depth + 1)
                 continue
-            if key in own:
-                first = _position(own[key][0])
-                self._error(key_node, (*path, key), f"duplicate key '{key}' (first given on line {first.line}); "
-                                                    "YAML would silently keep only the last one")
-                continue
-            own[key] = (key_node, value_node)
+            if key is not None:
+                self._record(child, _position(mark))
+                first_at[key] = mark
+            value, value_size = self.value(child, depth + 1)
+            size += value_size
+            if key is not None:
+                own[key] = value
+        self._event()
         result: dict[Any, Any] = {}
-        # Last merged source first: each earlier one, then the mapping's own keys, overwrite value and position.
-        for source in reversed(merged):
-            result.update(self._mapping(source, path))
-        for key, (key_node, value_node) in own.items():
-            self.positions[(*path, key)] = _position(key_node)
-            result[key] = self.build(value_node, (*path, key))
-        return result
-
-    def _merge_sources(self, value: yaml.Node, path: Path) -> list[yaml.MappingNode]:
-        sources = value.value if isinstance(value, yaml.SequenceNode) else [value]
-        if not sources or not all(isinstance(s, yaml.MappingNode) for s in sources):
-            raise _Refused(value, path, "the merge key '<<' takes a mapping or a list of mappings (usually *alias)")
-        for source in sources:
-            self._spend(source, path)
-        return sources  # type: ignore[return-value]
+        for source in reversed(merged):  # an earlier merged mapping wins over a later one
+            result.update(source)
+        result.update(own)
+        return result, size
 
 
-def _yaml_error(exc: yaml.MarkedYAMLError, file: str, plain: bool = False) -> LoadError:
-    """Point at where the broken construct starts (an unclosed bracket), naming where parsing gave up."""
+def _yaml_error(exc: yaml.MarkedYAMLError, file: str) -> LoadError:
+    """Point at where an unclosed construct starts (a bracket, a quote), naming where parsing gave up;
+    otherwise at the problem itself."""
     problem, context = exc.problem_mark, exc.context_mark
-    if context is not None and problem is not None and exc.context and context.line != problem.line:
+    unclosed = bool(exc.context) and any(word in str(exc.context) for word in ("flow", "quoted"))
+    if unclosed and context is not None and problem is not None and context.line != problem.line:
         return LoadError(
-            file, Position(context.line + 1, context.column + 1), (),
-            f"not valid YAML: {exc.context} that starts here, {exc.problem} on line {problem.line + 1}",
+            file, _position(context),
+            (), f"not valid YAML: {exc.context} that starts here, {exc.problem} on line {problem.line + 1}",
         )
     mark = problem or context
-    pos = Position(mark.line + 1, mark.column + 1) if mark else Position(1, 1)
-    return LoadError(file, pos, (), str(exc.problem) if plain else f"not valid YAML: {exc.problem}")
+    return LoadError(file, _position(mark) if mark else Position(1, 1), (), f"not valid YAML: {exc.problem}")
 
 
 def _reader_error(exc: yaml.reader.ReaderError, text: str, file: str) -> LoadError:
-    """PyYAML names a forbidden character by its index in the text; say where it is, and what it is."""
-    index = exc.position if isinstance(exc.position, int) else 0
+    """The parser names a forbidden character by its offset (libyaml: in UTF-8 bytes; PyYAML's own reader:
+    in characters); say at which line and column it is, and what it is."""
+    offset = exc.position if isinstance(exc.position, int) else 0
+    index = len(text.encode()[:offset].decode(errors="ignore")) if LIBYAML else offset
     line_start = text.rfind("\n", 0, index) + 1
     position = Position(text.count("\n", 0, index) + 1, index - line_start + 1)
     code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "\0")
@@ -327,49 +407,22 @@ def _reader_error(exc: yaml.reader.ReaderError, text: str, file: str) -> LoadErr
 
 def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
     """Parse YAML text into plain data plus a `SourceMap`; raise `IntentLoadError` on malformed input."""
+    loader = _Yaml12Loader(text)
+    builder = _Builder(loader, file)
+    data: Any = None
+    root = Position(1, 1)
     try:
-        loader = _Yaml12Loader(text)  # PyYAML checks every character here, before parsing starts
+        data, root = builder.document()
+    except _Refused as exc:
+        builder.errors.append(LoadError(file, exc.error_position, exc.path, str(exc)))
     except yaml.reader.ReaderError as exc:
-        raise IntentLoadError([_reader_error(exc, text, file)]) from None
-    try:
-        try:
-            node = loader.get_single_node()
-        except yaml.reader.ReaderError as exc:
-            raise IntentLoadError([_reader_error(exc, text, file)]) from None
-        except _TooDeep as exc:
-            raise IntentLoadError([_yaml_error(exc, file, plain=True)]) from None
-        except yaml.MarkedYAMLError as exc:
-            raise IntentLoadError([_yaml_error(exc, file)]) from None
-        except yaml.YAMLError as exc:
-            raise IntentLoadError([LoadError(file, Position(1, 1), (), f"not valid YAML: {exc}")]) from None
-        if node is None:
-            raise IntentLoadError([LoadError(file, Position(1, 1), (), "the file is empty")])
-        builder = _Builder(loader, file, ALIAS_BUDGET + _count_nodes(node))
-        try:
-            data = builder.build(node, ())
-        except _Refused as exc:
-            builder.errors.append(LoadError(file, exc.error_position, exc.path, str(exc)))
-        except yaml.MarkedYAMLError as exc:
-            builder.errors.append(_yaml_error(exc, file))
+        builder.errors.append(_reader_error(exc, text, file))
+    except yaml.MarkedYAMLError as exc:
+        builder.errors.append(_yaml_error(exc, file))
+    except yaml.YAMLError as exc:
+        builder.errors.append(LoadError(file, Position(1, 1), (), f"not valid YAML: {exc}"))
     finally:
         loader.dispose()
     if builder.errors:
         raise IntentLoadError(builder.errors)
-    return data, SourceMap(file, {(): _position(node), **builder.positions})
-
-
-def _count_nodes(root: yaml.Node) -> int:
-    """How many distinct nodes the text composed (an alias is the same node again, so not counted twice)."""
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                stack.extend((key, value))
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend(node.value)
-    return len(seen)
+    return data, SourceMap(file, {(): root, **builder.positions})
