@@ -8,6 +8,7 @@ uploaded over SFTP and staged as the pending revision, `nv config diff` is the d
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 from typing import Any, ClassVar
 
@@ -17,9 +18,8 @@ from rocefab.deploy.session import DeployError
 from rocefab.deploy.ssh import Result, SshDeviceSession
 from rocefab.models.loader import load_yaml12
 
-# Files in the login's home directory on the switch (SFTP and exec both start there).
-CANDIDATE = "rocefab-candidate.yaml"
-PREVIOUS = "rocefab-previous.yaml"
+# Files in the login's home directory on the switch (SFTP and exec both start there), named per run.
+FILE_PREFIX = "rocefab-"
 # Parts of the applied config that belong to the switch, not the fabric: a replace that omitted
 # `system aaa` would delete the login accounts.
 PRESERVED_SYSTEM_KEYS = ("aaa", "api", "ssh-server", "config", "control-plane", "global", "timezone", "ntp")
@@ -100,12 +100,21 @@ class CumulusSession(SshDeviceSession):
     native_diff: ClassVar[bool] = True
     can_rollback: ClassVar[bool] = True
 
+    @property
+    def _candidate_file(self) -> str:
+        return f"{FILE_PREFIX}{self.run_id}.candidate.yaml"
+
+    @property
+    def _previous_file(self) -> str:
+        return f"{FILE_PREFIX}{self.run_id}.previous.yaml"
+
     def _nv(self, *args: str, expect: tuple[int, ...] = (0,)) -> Result:
         command = "nv " + " ".join(shlex.quote(a) for a in args)
         result = self.ssh.run(command)
         if result.status not in expect:
             detail = (result.stderr or result.stdout).strip().splitlines()
-            raise DeployError(self.name, f"'{command}' exited {result.status}: {' | '.join(detail[-3:])}")
+            said = " | ".join(detail[-3:]) or "(no output)"
+            raise DeployError(self.name, f"'{command}' exited {result.status}: {said}")
         return result
 
     def open(self) -> None:
@@ -113,6 +122,24 @@ class CumulusSession(SshDeviceSession):
         self._candidate: dict[str, Any] | None = None
         self._previous: dict[str, Any] | None = None
         self._confirm_pending = False
+        self._settled = True  # False from a commit until it is confirmed or rolled back
+
+    def cleanup_leftovers(self) -> list[str]:
+        ours = {self._candidate_file, self._previous_file}
+        stale = [f for f in self.ssh.listdir() if f.startswith(FILE_PREFIX) and f.endswith(".yaml") and f not in ours]
+        for name in stale:
+            self.ssh.remove(name)
+        return [f"removed {name}, left by an earlier run" for name in stale]
+
+    def close(self) -> None:
+        """Remove this run's files. The pre-commit config stays while a commit of this session is neither
+        confirmed nor rolled back: a fresh session of the same run may still need it to roll back."""
+        if self._ssh is not None:
+            with contextlib.suppress(DeployError):
+                self.ssh.remove(self._candidate_file)
+                if getattr(self, "_settled", True):
+                    self.ssh.remove(self._previous_file)
+        super().close()
 
     def _applied(self) -> dict[str, Any]:
         return _set_tree(load_yaml12(self._nv("config", "show", "-o", "yaml").stdout))
@@ -135,8 +162,8 @@ class CumulusSession(SshDeviceSession):
         if replace:
             tree = carry_device_local(applied, tree)
         self._candidate, self._previous = tree, applied
-        self.ssh.upload(_dump(tree), CANDIDATE, mode=0o600)
-        self._nv("config", "replace" if replace else "patch", CANDIDATE)
+        self.ssh.upload(_dump(tree), self._candidate_file, mode=0o600)
+        self._nv("config", "replace" if replace else "patch", self._candidate_file)
 
     def diff(self) -> str:
         return self._nv("config", "diff", "-o", "commands").stdout.strip()
@@ -145,16 +172,17 @@ class CumulusSession(SshDeviceSession):
         if self._candidate is None or self._previous is None:
             raise DeployError(self.name, "nothing staged")
         # Keep the pre-commit config on the switch so a rollback can replace back to it.
-        self.ssh.upload(_dump(self._previous), PREVIOUS, mode=0o600)
+        self.ssh.upload(_dump(self._previous), self._previous_file, mode=0o600)
+        self._settled = False
         first = breakout_only(self._previous, self._candidate)
         if first:
             # New breakouts go in on their own first; the staged candidate is re-staged afterwards.
             self._nv("config", "detach")
-            self.ssh.upload(_dump(first), CANDIDATE, mode=0o600)
-            self._nv("config", "replace", CANDIDATE)
+            self.ssh.upload(_dump(first), self._candidate_file, mode=0o600)
+            self._nv("config", "replace", self._candidate_file)
             self._nv("config", "apply", "-y")
-            self.ssh.upload(_dump(self._candidate), CANDIDATE, mode=0o600)
-            self._nv("config", "replace", CANDIDATE)
+            self.ssh.upload(_dump(self._candidate), self._candidate_file, mode=0o600)
+            self._nv("config", "replace", self._candidate_file)
         if confirm_seconds:
             self._nv("config", "apply", "-y", "--confirm", f"{confirm_seconds}s")
             self._confirm_pending = True
@@ -173,6 +201,7 @@ class CumulusSession(SshDeviceSession):
         if self._confirm_pending:
             self._nv("config", "apply", "--confirm-yes")
             self._confirm_pending = False
+        self._settled = True
 
     def discard(self) -> None:
         self._nv("config", "detach")
@@ -182,9 +211,11 @@ class CumulusSession(SshDeviceSession):
             self._nv("config", "apply", "--confirm-no")
             self._confirm_pending = False
             if not self._breakouts_applied():
+                self._settled = True
                 return
-        self._nv("config", "replace", PREVIOUS)
+        self._nv("config", "replace", self._previous_file)
         self._nv("config", "apply", "-y")
+        self._settled = True
 
     def _breakouts_applied(self) -> bool:
         return bool(self._previous is not None and self._candidate is not None

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import ssl
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import pyeapi.eapilib
@@ -17,10 +19,13 @@ from napalm.base.exceptions import (
 )
 
 from rocefab.deploy.preserve import carry_preserved, without_preserved
-from rocefab.deploy.session import DeployError, DeviceSession
+from rocefab.deploy.session import DeployError, DeviceSession, describe
 
 # napalm 5.2.0 lets pyeapi's own ConnectionError (bad password, refused connection) escape `open()`.
-_CONNECT_ERRORS = (ConnectionException, pyeapi.eapilib.ConnectionError, OSError)
+_CONNECT_ERRORS: tuple[type[BaseException], ...] = (ConnectionException, pyeapi.eapilib.ConnectionError, OSError)
+_DEVICE_ERRORS = (*_CONNECT_ERRORS, pyeapi.eapilib.CommandError)
+SESSION_PREFIX = "rocefab_"
+_SESSION_NUMBERS = itertools.count(1)
 _LOAD_ERRORS = (MergeConfigException, ReplaceConfigException, SessionLockedException, pyeapi.eapilib.CommandError)
 
 
@@ -38,6 +43,10 @@ class EosSession(DeviceSession):
             return ssl._create_unverified_context()
         return ssl.create_default_context(cafile=str(a.ca_file) if a.ca_file else None)
 
+    def _fail(self, what: str, exc: BaseException) -> DeployError:
+        lost = isinstance(exc, pyeapi.eapilib.ConnectionError | OSError | ConnectionException)
+        return DeployError(self.name, f"{what}: {describe(exc, self.access.timeout_s)}", connection_lost=lost)
+
     def open(self) -> None:
         a = self.access
         optional: dict[str, Any] = {"transport": a.scheme, "port": a.port}
@@ -49,25 +58,55 @@ class EosSession(DeviceSession):
         try:
             self._device.open()
         except _CONNECT_ERRORS as exc:
-            raise DeployError(self.name, f"cannot open eAPI session at {a.host}:{a.port}: {exc}") from None
+            raise self._fail(f"cannot open eAPI session at {a.host}:{a.port}", exc) from None
         if self.clear_stale_sessions:
-            self._abort_stale_sessions()
+            self._abort_sessions(lambda name, state: name.startswith("napalm_") and state == "pending")
 
-    def _abort_stale_sessions(self) -> None:
+    def _sessions(self) -> dict[str, Any]:
         node = self._device.device
-        sessions = node.run_commands(["show configuration sessions"], encoding="json")[0].get("sessions", {})
-        for name, info in sorted(sessions.items()):
-            if name.startswith("napalm_") and info.get("state") == "pending":
-                node.run_commands([f"configure session {name} abort"], encoding="text")
+        found: dict[str, Any] = node.run_commands(["show configuration sessions"], encoding="json")[0].get(
+            "sessions", {})
+        return found
 
-    def running_config(self) -> str:
-        return str(self._device.get_config(retrieve="running")["running"])
+    def _abort_sessions(self, which: Callable[[str, str], bool]) -> list[str]:
+        aborted = []
+        for name, info in sorted(self._sessions().items()):
+            state = str(info.get("state"))
+            if which(name, state):
+                self._device.device.run_commands([f"configure session {name} abort"], encoding="text")
+                timer = " (its commit timer was pending: the change it made is reverted)" \
+                    if state == "pendingCommitTimer" else ""
+                aborted.append(f"aborted configuration session {name}, left by an earlier run{timer}")
+        return aborted
+
+    def cleanup_leftovers(self) -> list[str]:
+        mine = f"{SESSION_PREFIX}{self.run_id}_"
+        try:
+            return self._abort_sessions(lambda name, state: name.startswith(SESSION_PREFIX)
+                                        and not name.startswith(mine) and state in ("pending", "pendingCommitTimer"))
+        except _DEVICE_ERRORS as exc:
+            raise self._fail("cleaning up earlier runs' sessions", exc) from None
+
+    def _adopt_pending_commit(self) -> None:
+        """A fresh session of this run, rolling back what an earlier session of it committed with a timer:
+        NAPALM aborts a pending commit only by its session's name, which carries this run's id."""
+        mine = f"{SESSION_PREFIX}{self.run_id}_"
+        pending = [name for name, info in self._sessions().items()
+                   if name.startswith(mine) and info.get("state") == "pendingCommitTimer"]
+        if pending:
+            self._device.config_session = pending[0]
+
+    def _name_session(self) -> None:
+        # NAPALM names its session napalm_<microseconds> unless one is set; ours carry the run.
+        if self._device.config_session is None:
+            self._device.config_session = f"{SESSION_PREFIX}{self.run_id}_{next(_SESSION_NUMBERS)}"
 
     def backup(self) -> str:
         return without_preserved("eos", self.running_config())
 
     def load(self, candidate: str, replace: bool = True) -> None:
         try:
+            self._name_session()
             if replace:
                 config = carry_preserved("eos", self.running_config(), candidate)
                 self._device.load_replace_candidate(config=config)
@@ -79,21 +118,32 @@ class EosSession(DeviceSession):
             self._device.config_session = None
             raise DeployError(self.name, f"configuration locked by another session: {exc}") from None
         except _LOAD_ERRORS as exc:
-            raise DeployError(self.name, f"candidate refused: {exc}") from None
+            raise DeployError(self.name, f"candidate refused: {describe(exc)}") from None
+        except _CONNECT_ERRORS as exc:
+            raise self._fail("staging the candidate", exc) from None
+
+    def running_config(self) -> str:
+        try:
+            return str(self._device.get_config(retrieve="running")["running"])
+        except _DEVICE_ERRORS as exc:
+            raise self._fail("reading the running config", exc) from None
 
     def diff(self) -> str:
-        return str(self._device.compare_config())
+        try:
+            return str(self._device.compare_config())
+        except _DEVICE_ERRORS as exc:
+            raise self._fail("diff", exc) from None
 
     def commit(self, confirm_seconds: int | None = None) -> None:
         try:
             self._device.commit_config(revert_in=confirm_seconds)
-        except (CommitError, pyeapi.eapilib.CommandError, OSError) as exc:
-            raise DeployError(self.name, f"commit failed: {exc}") from None
+        except (*_DEVICE_ERRORS, CommitError) as exc:
+            raise self._fail("commit failed", exc) from None
 
     def verify(self, candidate: str) -> str:
         # This session still holds the commit timer (napalm keeps its name for confirm), so the check
         # stages the candidate in a configuration session of its own.
-        with EosSession(self.access) as probe:
+        with EosSession(self.access, self.run_id) as probe:
             probe.load(candidate)
             leftover = probe.diff()
             probe.discard()
@@ -102,17 +152,22 @@ class EosSession(DeviceSession):
     def confirm(self) -> None:
         try:
             self._device.confirm_commit()
-        except (CommitError, pyeapi.eapilib.CommandError, OSError) as exc:
-            raise DeployError(self.name, f"confirm failed: {exc}") from None
+        except (*_DEVICE_ERRORS, CommitError) as exc:
+            raise self._fail("confirm failed", exc) from None
 
     def discard(self) -> None:
-        self._device.discard_config()
+        try:
+            self._device.discard_config()
+        except _DEVICE_ERRORS as exc:
+            raise self._fail("discard failed", exc) from None
 
     def rollback(self) -> None:
         try:
+            if self._device.config_session is None:
+                self._adopt_pending_commit()
             self._device.rollback()
-        except (pyeapi.eapilib.CommandError, OSError) as exc:
-            raise DeployError(self.name, f"rollback failed: {exc}") from None
+        except _DEVICE_ERRORS as exc:
+            raise self._fail("rollback failed", exc) from None
 
     def close(self) -> None:
         device = getattr(self, "_device", None)

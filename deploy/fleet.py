@@ -2,33 +2,41 @@
 
 One code path serves the dry run and the real run: every device is opened, its candidate staged and
 diffed; a dry run then discards, an apply commits in waves. Within a wave every device is staged before
-any is committed, so a candidate a device refuses stops the rollout before anything changed; a commit or
-health check that fails rolls back every device the wave committed, so each device ends fully old or
-fully new, and later waves are never touched.
+any is committed, so a candidate a device refuses stops the rollout before anything changed; a commit,
+health check or confirm that fails rolls back every device the wave committed, and later waves are never
+touched.
+
+What a result says is what was checked. A device is "rolled back" only when its rollback ran and its
+running config, read back afterwards, equals the one it had before the commit. A device whose state could
+not be established that way (unreachable mid-commit or mid-rollback, a confirm that never arrived, a
+read-back that differs) is reported as `UNKNOWN`, with what is known and what to run to find out.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
+import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
 from rocefab.deploy.inventory import Access
-from rocefab.deploy.session import DeployError, DeviceSession
+from rocefab.deploy.session import DeployError, DeviceSession, describe, new_run_id
 
 
 class Status(StrEnum):
     UNCHANGED = "unchanged"  # nothing to do
     PENDING = "would change"  # dry run: the diff is what apply would do
     COMMITTED = "committed"
-    ROLLED_BACK = "rolled back"
+    ROLLED_BACK = "rolled back"  # rollback ran and the read-back equals the config from before the commit
     NOT_STARTED = "not started"  # a failure elsewhere stopped the rollout first
-    FAILED = "failed"
+    FAILED = "failed"  # this device failed; its state is known (unchanged, or rolled back and read back)
+    UNKNOWN = "FAILED - state unknown"  # this device may be old, new or in between: check it
 
 
 @dataclass
@@ -39,6 +47,8 @@ class DeviceResult:
     diff: str = ""
     error: str | None = None
     seconds: float = 0.0
+    cleaned: list[str] = field(default_factory=list)  # leftovers of earlier runs removed from the device
+    library_said: list[str] = field(default_factory=list)  # what the device libraries logged meanwhile
 
 
 @dataclass(frozen=True)
@@ -51,7 +61,7 @@ class Target:
         return self.access.name
 
 
-SessionFactory = Callable[[Access], DeviceSession]
+SessionFactory = Callable[[Access, str], DeviceSession]  # (access, run id)
 Progress = Callable[[str, str], None]  # (device, what just happened)
 
 
@@ -60,7 +70,9 @@ class _Live:
     target: Target
     result: DeviceResult
     session: DeviceSession | None = None
-    committed: bool = False
+    committed: bool = False  # the device may have changed from here on
+    lost: bool = False  # a step failed because the connection did: what the device did is not known
+    before: str | None = None  # normalized backup() text read before the commit, to check a rollback against
     started: float = field(default_factory=time.monotonic)
 
 
@@ -68,37 +80,89 @@ def _noop(device: str, event: str) -> None:
     pass
 
 
+# --- what the device libraries log goes to the device it concerns, not to the terminal -----------------------
+
+_CURRENT = threading.local()
+_LIBRARY_LOGGERS = ("pyeapi", "napalm", "netmiko", "paramiko", "urllib3")
+
+
+class _ToDevice(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        result: DeviceResult | None = getattr(_CURRENT, "result", None)
+        if result is not None and len(result.library_said) < 5:
+            first = record.getMessage().strip().splitlines()[:1]
+            if first:
+                result.library_said.append(f"{record.name}: {first[0][:200]}")
+
+
+@contextlib.contextmanager
+def _library_logs_to_devices() -> Iterator[None]:
+    """pyeapi and friends log errors (with tracebacks) that Python would print on stderr: during a run they
+    become part of the device's result instead."""
+    handler = _ToDevice(level=logging.WARNING)
+    saved = []
+    for name in _LIBRARY_LOGGERS:
+        logger = logging.getLogger(name)
+        saved.append((logger, logger.propagate))
+        logger.addHandler(handler)
+        logger.propagate = False
+    try:
+        yield
+    finally:
+        for logger, propagate in saved:
+            logger.removeHandler(handler)
+            logger.propagate = propagate
+
+
 class Fleet:
     def __init__(self, targets: Sequence[Target], sessions: SessionFactory, concurrency: int = 16,
-                 progress: Progress = _noop, replace: bool = True) -> None:
+                 progress: Progress = _noop, replace: bool = True, run_id: str | None = None,
+                 clean_leftovers: bool = False) -> None:
         self.targets = list(targets)
         self.replace = replace  # the candidate is the whole truth; False merges it into the running config
         self.sessions = sessions
         self.concurrency = max(1, concurrency)
         self.progress = progress
+        self.run_id = run_id or new_run_id()
+        # Remove what earlier runs left on each device; only safe while this run holds the inventory's lock.
+        self.clean_leftovers = clean_leftovers
 
     # --- building blocks, each run over many devices at once -------------------------------------------
 
     def _each(self, live: Iterable[_Live], step: Callable[[_Live], None]) -> None:
         items = list(live)
-        with ThreadPoolExecutor(max_workers=min(self.concurrency, max(1, len(items)))) as pool:
+        with _library_logs_to_devices(), ThreadPoolExecutor(max_workers=min(self.concurrency, max(1, len(items)))) \
+                as pool:
             list(pool.map(lambda item: self._guard(item, step), items))
 
     def _guard(self, item: _Live, step: Callable[[_Live], None]) -> None:
+        _CURRENT.result = item.result
         try:
             step(item)
         except Exception as exc:  # one device's surprise must not kill the fan-out
-            message = exc.message if isinstance(exc, DeployError) else f"{type(exc).__name__}: {exc}"
+            message = exc.message if isinstance(exc, DeployError) else \
+                f"{type(exc).__name__}: {describe(exc, item.target.access.timeout_s)}"
+            item.lost |= isinstance(exc, DeployError) and exc.connection_lost
             # The first failure is the reason; a cleanup step failing after it must not hide it.
-            if item.result.status is not Status.FAILED:
+            if item.result.status not in (Status.FAILED, Status.UNKNOWN):
                 item.result.status, item.result.error = Status.FAILED, message
         finally:
+            _CURRENT.result = None
             item.result.seconds = time.monotonic() - item.started
 
-    def _stage(self, item: _Live) -> None:
-        session = self.sessions(item.target.access)
+    def _open(self, item: _Live) -> DeviceSession:
+        session = self.sessions(item.target.access, self.run_id)
         item.session = session
         session.open()
+        if self.clean_leftovers:
+            item.result.cleaned.extend(session.cleanup_leftovers())
+        return session
+
+    def _stage(self, item: _Live, for_commit: bool = False) -> None:
+        """Open, stage and diff; before a commit, first note the running config a rollback must return to."""
+        session = self._open(item)
+        if for_commit and session.can_rollback:
+            item.before = session.normalized(session.backup())
         session.load(item.target.candidate, replace=self.replace)
         item.result.diff = session.diff()
         item.result.status = Status.PENDING if item.result.diff else Status.UNCHANGED
@@ -139,9 +203,7 @@ class Fleet:
         folder.mkdir(parents=True, exist_ok=True)
 
         def save(item: _Live) -> None:
-            session = self.sessions(item.target.access)
-            item.session = session
-            session.open()
+            session = self._open(item)
             (folder / f"{item.target.name}.cfg").write_text(session.backup(), encoding="utf-8")
             item.result.status = Status.UNCHANGED
             self.progress(item.target.name, "backed up")
@@ -172,11 +234,11 @@ class Fleet:
         return [results[t.name] for t in self.targets]
 
     def _apply_wave(self, live: list[_Live], confirm_seconds: int | None) -> bool:
-        self._each(live, self._stage)
-        if any(i.result.status is Status.FAILED for i in live):
+        self._each(live, lambda item: self._stage(item, for_commit=True))
+        if any(i.result.status in (Status.FAILED, Status.UNKNOWN) for i in live):
             self._each([i for i in live if i.session is not None], _discard)
             for item in live:
-                if item.result.status is not Status.FAILED:
+                if item.result.status not in (Status.FAILED, Status.UNKNOWN):
                     item.result.status = Status.NOT_STARTED
             return False
 
@@ -196,49 +258,73 @@ class Fleet:
             item.result.status = Status.COMMITTED
             self.progress(item.target.name, "committed")
 
+        def confirm(item: _Live) -> None:
+            assert item.session is not None
+            try:
+                item.session.confirm()
+            except DeployError as exc:
+                timer = item.session.commit_confirm and confirm_seconds
+                note = f"; unless the confirm reached it, its commit timer reverts it {confirm_seconds} s after " \
+                       "the commit" if timer else ""
+                raise DeployError(item.target.name, f"{exc.message}{note}",
+                                  connection_lost=exc.connection_lost) from None
+
         self._each(changing, commit)
         if all(i.result.status is Status.COMMITTED for i in changing):
-            self._each(changing, _confirm)
+            self._each(changing, confirm)
             if all(i.result.status is Status.COMMITTED for i in changing):
                 return True
+        failed = {i.target.name for i in changing if i.result.status is not Status.COMMITTED}
+        # Devices without rollback (hosts: an idempotent script) stay as they are: a host that committed is
+        # fully new; one that failed says so. Waves never mix them with switches.
+        self._each([i for i in changing if i.committed and i.session and i.session.can_rollback],
+                   lambda item: self._undo(item, item.target.name in failed))
+        for item in changing:
+            # A host whose connection failed during its run may have stopped part-way through its script.
+            if item.target.name in failed and item.committed and item.lost and not (
+                    item.session and item.session.can_rollback):
+                item.result.status = Status.UNKNOWN
+                item.result.error = f"{item.result.error}; the script may have stopped part-way"
+        return False
 
-        def undo(item: _Live) -> None:
-            assert item.session is not None
+    def _undo(self, item: _Live, culprit: bool) -> None:
+        """Roll one device back, then read its config back and compare; say exactly what was established."""
+        reason = item.result.error if culprit else None
+        prefix = f"{reason}; " if reason else ""
+        assert item.session is not None
+        try:
             try:
                 item.session.rollback()
             except DeployError:
                 # The session may have died with the failure (a dropped connection): the restore point
-                # lives on the device, so a fresh session can still roll back to it.
+                # lives on the device, so a fresh session of this run can still roll back to it.
                 with contextlib.suppress(Exception):
                     item.session.close()
-                item.session = self.sessions(item.target.access)
+                item.session = None
+                item.session = self.sessions(item.target.access, self.run_id)
                 item.session.open()
                 item.session.rollback()
-            if item.result.status is not Status.FAILED:
-                item.result.status = Status.ROLLED_BACK
-            self.progress(item.target.name, "rolled back")
+            after = item.session.normalized(item.session.backup())
+        except DeployError as exc:
+            item.result.status = Status.UNKNOWN
+            item.result.error = f"{prefix}rollback did not complete: {exc.message}"
+            return
+        if after != item.before:
+            changed = _changed_lines(item.before or "", after)
+            item.result.status = Status.UNKNOWN
+            item.result.error = f"{prefix}rolled back, but the running config read back differs from the one " \
+                                f"before the commit in {changed} line(s)"
+            return
+        item.result.status = Status.FAILED if culprit else Status.ROLLED_BACK
+        item.result.error = f"{prefix}rolled back: the running config read back equals the one before the commit"
+        self.progress(item.target.name, "rolled back")
 
-        failed = {i.target.name: (i.result.status, i.result.error) for i in changing
-                  if i.result.status is Status.FAILED}
-        # Devices without rollback (hosts: an idempotent script) stay committed: they are fully new, and the
-        # next run brings them wherever the fabric goes. Waves never mix them with switches.
-        self._each([i for i in changing if i.committed and i.session and i.session.can_rollback], undo)
-        for item in changing:
-            if item.target.name in failed:
-                # Keep the original failure as the reason, and say whether the device was put back.
-                status, error = failed[item.target.name]
-                undone = item.result.error != error and item.result.status is Status.FAILED
-                note = f"; rollback failed too: {item.result.error}" if undone else \
-                    "; rolled back" if item.committed and item.session and item.session.can_rollback else ""
-                item.result.status, item.result.error = status, f"{error}{note}"
-        return False
+
+def _changed_lines(before: str, after: str) -> int:
+    a, b = before.splitlines(), after.splitlines()
+    return len(set(a) ^ set(b)) or abs(len(a) - len(b))
 
 
 def _discard(item: _Live) -> None:
     if item.session is not None:
         item.session.discard()
-
-
-def _confirm(item: _Live) -> None:
-    if item.session is not None:
-        item.session.confirm()

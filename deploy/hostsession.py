@@ -7,6 +7,7 @@ runtime settings have no earlier revision to roll back to.
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 from typing import ClassVar
 
@@ -32,13 +33,31 @@ class HostSession(SshDeviceSession):
     def _script(self) -> str:
         return f"{REMOTE_DIR}/{self.name}.roce.sh"
 
+    @property
+    def _candidate(self) -> str:
+        return f"{self._script}.{self.run_id}.candidate"
+
     def _run(self, command: str, expect: tuple[int, ...]) -> Result:
         prefix = "sudo -n " if self.access.sudo else ""
         result = self.ssh.run(prefix + command)
         if result.status not in expect:
             detail = (result.stderr or result.stdout).strip().splitlines()
-            raise DeployError(self.name, f"'{command}' exited {result.status}: {' | '.join(detail[-3:])}")
+            said = " | ".join(detail[-3:]) or "(no output)"
+            raise DeployError(self.name, f"'{command}' exited {result.status}: {said}")
         return result
+
+    def cleanup_leftovers(self) -> list[str]:
+        stale = [f for f in self.ssh.listdir(REMOTE_DIR)
+                 if f.endswith(".candidate") and f"{REMOTE_DIR}/{f}" != self._candidate]
+        for name in stale:
+            self.ssh.remove(f"{REMOTE_DIR}/{name}")
+        return [f"removed {REMOTE_DIR}/{name}, left by an earlier run" for name in stale]
+
+    def close(self) -> None:
+        if self._ssh is not None and self._staged is not None:
+            with contextlib.suppress(DeployError):
+                self.ssh.remove(self._candidate)
+        super().close()
 
     def running_config(self) -> str:
         """The drift report of the script last committed, the nearest thing a host has to a running config."""
@@ -50,25 +69,25 @@ class HostSession(SshDeviceSession):
         raise DeployError(self.name, "hosts have no configuration to back up; their script is the source")
 
     def load(self, candidate: str, replace: bool = True) -> None:
-        self.ssh.upload(candidate, f"{self._script}.candidate", mode=0o755)
+        self.ssh.upload(candidate, self._candidate, mode=0o755)
         self._staged = candidate
 
     def diff(self) -> str:
         if self._staged is None:
             return ""
-        result = self._run(f"bash {shlex.quote(self._script + '.candidate')} --check",
+        result = self._run(f"bash {shlex.quote(self._candidate)} --check",
                            expect=(IN_SYNC, DRIFT, PREREQUISITE_MISSING))
         if result.status == PREREQUISITE_MISSING:
             raise DeployError(self.name, result.stderr.strip() or "a prerequisite is missing")
         return "\n".join(line for line in result.stdout.splitlines() if line.startswith("DRIFT"))
 
     def commit(self, confirm_seconds: int | None = None) -> None:
-        result = self.ssh.run(("sudo -n " if self.access.sudo else "") + f"bash {self._script}.candidate")
+        result = self.ssh.run(("sudo -n " if self.access.sudo else "") + f"bash {shlex.quote(self._candidate)}")
         if result.status != IN_SYNC:
             failed = [line for line in result.stdout.splitlines() if line.startswith("FAILED")]
             detail = " | ".join(failed or result.stderr.strip().splitlines()[-3:])
             raise DeployError(self.name, f"host script exited {result.status}: {detail}")
-        self._run(f"mv {self._script}.candidate {self._script}", expect=(0,))
+        self._run(f"mv {shlex.quote(self._candidate)} {shlex.quote(self._script)}", expect=(0,))
         self._staged = None
 
     def verify(self, candidate: str) -> str:
@@ -80,7 +99,7 @@ class HostSession(SshDeviceSession):
 
     def discard(self) -> None:
         if self._staged is not None:
-            self._run(f"rm -f {self._script}.candidate", expect=(0,))
+            self.ssh.remove(self._candidate)
             self._staged = None
 
     def rollback(self) -> None:

@@ -26,7 +26,7 @@ from paramiko.ssh_exception import SSHException
 
 from rocefab.deploy.inventory import Transport
 from rocefab.deploy.preserve import carry_preserved, without_preserved
-from rocefab.deploy.session import DeployError, DeviceSession
+from rocefab.deploy.session import DeployError, DeviceSession, describe
 
 # NAPALM's NX-OS drivers let NX-API, netmiko and paramiko errors through alongside their own.
 _ERRORS = (
@@ -35,7 +35,12 @@ _ERRORS = (
 )
 
 
+FILE_PREFIX = "rocefab_"
+
+
 class NxosSession(DeviceSession):
+    _settled = True  # no commit of this session awaits confirm or rollback
+    _checkpointed = False  # this session committed or rolled back, so this run's checkpoint file exists
     commit_confirm: ClassVar[bool] = False
     native_diff: ClassVar[bool] = True  # for replaces: the switch computes the rollback patch
     can_rollback: ClassVar[bool] = True
@@ -64,10 +69,41 @@ class NxosSession(DeviceSession):
         self._device = get_network_driver(driver)(
             a.host, a.username, a.password.reveal(), timeout=a.timeout_s, optional_args=optional
         )
+        # NAPALM's fixed bootflash: names, made this run's own (two runs never share a candidate or checkpoint).
+        self._device.candidate_cfg = f"{FILE_PREFIX}{self.run_id}_candidate.txt"
+        self._device.rollback_cfg = f"{FILE_PREFIX}{self.run_id}_rollback.txt"
         try:
             self._device.open()
         except _ERRORS as exc:
-            raise DeployError(self.name, f"cannot open {driver} session at {a.host}:{a.port}: {exc}") from None
+            raise self._fail(f"cannot open {driver} session at {a.host}:{a.port}", exc) from None
+
+    def _fail(self, what: str, exc: BaseException) -> DeployError:
+        lost = isinstance(exc, ConnectionException | OSError | NetmikoBaseException | SSHException)
+        return DeployError(self.name, f"{what}: {describe(exc, self.access.timeout_s)}", connection_lost=lost)
+
+    @staticmethod
+    def normalized(config: str) -> str:
+        # `show running-config` stamps the time it was read and when the config last changed.
+        return "\n".join(line for line in config.splitlines()
+                         if not line.startswith(("!Time:", "!Running configuration last done at:")))
+
+    def _bootflash(self) -> list[str]:
+        listing = str(self._device.cli(["dir bootflash:"]).get("dir bootflash:", ""))
+        return sorted({word for line in listing.splitlines() for word in line.split()[-1:]
+                       if word.startswith(FILE_PREFIX)})
+
+    def _delete(self, name: str) -> None:
+        self._device.cli([f"delete bootflash:{name} no-prompt"])
+
+    def cleanup_leftovers(self) -> list[str]:
+        ours = {self._device.candidate_cfg, self._device.rollback_cfg}
+        try:
+            stale = [name for name in self._bootflash() if name not in ours]
+            for name in stale:
+                self._delete(name)
+        except _ERRORS as exc:
+            raise self._fail("cleaning up earlier runs' files", exc) from None
+        return [f"removed bootflash:{name}, left by an earlier run" for name in stale]
 
     def running_config(self) -> str:
         return str(self._device.get_config(retrieve="running")["running"])
@@ -83,20 +119,22 @@ class NxosSession(DeviceSession):
             else:
                 self._device.load_merge_candidate(config=candidate)
         except _ERRORS as exc:
-            raise DeployError(self.name, f"candidate refused: {exc}") from None
+            raise DeployError(self.name, f"candidate refused: {describe(exc)}") from None
 
     def diff(self) -> str:
         try:
             return str(self._device.compare_config())
         except _ERRORS as exc:
-            raise DeployError(self.name, f"diff failed: {exc}") from None
+            raise self._fail("diff failed", exc) from None
 
     def commit(self, confirm_seconds: int | None = None) -> None:
         # No revert timer on NX-OS: the fleet runner health-checks and rolls back to the checkpoint instead.
+        self._settled = False  # the checkpoint must stay until the commit is confirmed or rolled back
+        self._checkpointed = True
         try:
             self._device.commit_config()
         except _ERRORS as exc:
-            raise DeployError(self.name, f"commit failed: {exc}") from None
+            raise self._fail("commit failed", exc) from None
 
     def verify(self, candidate: str) -> str:
         self.load(candidate)
@@ -105,23 +143,28 @@ class NxosSession(DeviceSession):
         return leftover
 
     def confirm(self) -> None:
-        """Nothing to confirm: the commit stands until rolled back."""
+        """Nothing to confirm on the device: the commit stands; its checkpoint is no longer needed."""
+        self._settled = True
 
     def discard(self) -> None:
         try:
             self._device.discard_config()
         except _ERRORS as exc:
-            raise DeployError(self.name, f"discard failed: {exc}") from None
+            raise self._fail("discard failed", exc) from None
 
     def rollback(self) -> None:
         try:
             self._device.rollback()
+            self._settled = self._checkpointed = True
         except _ERRORS as exc:
-            raise DeployError(self.name, f"rollback failed: {exc}") from None
+            raise self._fail("rollback failed", exc) from None
 
     def close(self) -> None:
         device = getattr(self, "_device", None)
         if device is not None:
+            with contextlib.suppress(*_ERRORS):
+                if self._settled and self._checkpointed and device.rollback_cfg in self._bootflash():
+                    self._delete(device.rollback_cfg)
             with contextlib.suppress(*_ERRORS):
                 device.close()
             self._device = None

@@ -7,6 +7,9 @@ Capabilities are class attributes, so the fleet runner asks instead of testing t
 
 from __future__ import annotations
 
+import datetime as dt
+import secrets
+import socket
 from abc import ABC, abstractmethod
 from types import TracebackType
 from typing import ClassVar, Self
@@ -15,12 +18,46 @@ from rocefab.deploy.inventory import Access
 
 
 class DeployError(Exception):
-    """A device refused or failed an operation. The message never carries a credential."""
+    """A device refused or failed an operation. The message never carries a credential.
 
-    def __init__(self, device: str, message: str) -> None:
+    `connection_lost`: the failure was the connection itself (closed, timed out, unreachable), so what the
+    device did with the request is not known."""
+
+    def __init__(self, device: str, message: str, *, connection_lost: bool = False) -> None:
         super().__init__(f"{device}: {message}")
         self.device = device
         self.message = message
+        self.connection_lost = connection_lost
+
+
+def new_run_id() -> str:
+    """A name for one fleet run, used in every candidate file and configuration session it leaves on a
+    device, so two runs never touch each other's, and a later run can tell leftovers from its own.
+
+    >>> len(new_run_id().split("-"))
+    2
+    """
+    return f"{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+
+
+def describe(exc: BaseException, timeout_s: float | None = None) -> str:
+    """A library's exception as a device's reason: never empty, and named for what happened.
+
+    >>> describe(TimeoutError("timed out"), 30)
+    'timeout after 30 s'
+    >>> describe(EOFError())
+    'connection closed by the device'
+    >>> describe(ValueError("bad  input"))
+    'bad input'
+    """
+    text = " ".join(str(exc).split())
+    if isinstance(exc, TimeoutError | socket.timeout) or (timeout_s and "timed out" in text.lower()):
+        # Libraries wrap the socket's timeout in their own errors ("Socket error during eAPI connection:
+        # timed out"); the reason is the timeout, whichever layer saw it.
+        return f"timeout after {timeout_s:g} s" if timeout_s else f"timeout ({text or 'no answer'})"
+    if isinstance(exc, EOFError | ConnectionError) and not text:
+        return "connection closed by the device"
+    return text or f"{type(exc).__name__} (the library gave no message)"
 
 
 class DeviceSession(ABC):
@@ -31,9 +68,20 @@ class DeviceSession(ABC):
     # `rollback` can return the device to its state before the last commit.
     can_rollback: ClassVar[bool]
 
-    def __init__(self, access: Access) -> None:
+    def __init__(self, access: Access, run_id: str | None = None) -> None:
         self.access = access
         self.name = access.name
+        self.run_id = run_id or new_run_id()
+
+    @staticmethod
+    def normalized(config: str) -> str:
+        """`backup()` text without what changes by itself (a timestamp line), for before/after comparison."""
+        return config
+
+    def cleanup_leftovers(self) -> list[str]:
+        """Remove candidate files and sessions earlier rocefab runs left on the device (a killed run, a lost
+        connection); what was removed, in words. Only called while this run holds the inventory's lock."""
+        return []
 
     @abstractmethod
     def open(self) -> None: ...

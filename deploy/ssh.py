@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABC
+from collections.abc import Callable
 from dataclasses import dataclass
 from io import BytesIO
+from typing import TypeVar
 
 import paramiko
 
 from rocefab.deploy.inventory import Access
-from rocefab.deploy.session import DeployError, DeviceSession
+from rocefab.deploy.session import DeployError, DeviceSession, describe
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,28 +45,57 @@ class SshConnection:
             )
         except paramiko.AuthenticationException:
             raise DeployError(a.name, f"SSH authentication failed for {a.username}@{a.host}:{a.port}") from None
+        except paramiko.BadHostKeyException as exc:
+            raise DeployError(a.name, f"SSH host key of {a.host}:{a.port} does not match {a.known_hosts}: "
+                                      f"{describe(exc)}") from None
         except paramiko.SSHException as exc:
-            raise DeployError(a.name, f"SSH to {a.host}:{a.port} failed: {exc}") from None
-        except (TimeoutError, OSError) as exc:
-            raise DeployError(a.name, f"cannot reach {a.host}:{a.port}: {exc}") from None
+            if "known_hosts" in str(exc) or "not found in" in str(exc):
+                raise DeployError(a.name, f"SSH host key of {a.host}:{a.port} is not in {a.known_hosts}: "
+                                          f"{describe(exc)}") from None
+            raise DeployError(a.name, f"cannot reach {a.host}:{a.port} over SSH: {describe(exc, a.timeout_s)}",
+                              connection_lost=True) from None
+        except (TimeoutError, OSError, EOFError) as exc:
+            raise DeployError(a.name, f"cannot reach {a.host}:{a.port} over SSH: {describe(exc, a.timeout_s)}",
+                              connection_lost=True) from None
 
     def run(self, command: str, timeout_s: int | None = None) -> Result:
+        timeout = timeout_s or self.access.timeout_s
         try:
-            _, stdout, stderr = self.client.exec_command(command, timeout=timeout_s or self.access.timeout_s)
+            _, stdout, stderr = self.client.exec_command(command, timeout=timeout)
             out = stdout.read().decode(errors="replace")
             err = stderr.read().decode(errors="replace")
             status = stdout.channel.recv_exit_status()
-        except (TimeoutError, paramiko.SSHException, OSError) as exc:
-            raise DeployError(self.access.name, f"'{command.split()[0]}' failed over SSH: {exc}") from None
+        except (TimeoutError, paramiko.SSHException, OSError, EOFError) as exc:
+            raise DeployError(self.access.name, f"'{command.split()[0]}' over SSH: {describe(exc, timeout)}",
+                              connection_lost=True) from None
+        if status == -1:  # paramiko's value when the channel closed without an exit status
+            raise DeployError(self.access.name, f"'{command.split()[0]}': the connection closed before the "
+                                                "command finished (no exit status)", connection_lost=True)
         return Result(status, out, err)
 
-    def upload(self, content: str, path: str, mode: int = 0o644) -> None:
+    def _sftp(self, what: str, action: Callable[[paramiko.SFTPClient], T]) -> T:
         try:
             with self.client.open_sftp() as sftp:
-                sftp.putfo(BytesIO(content.encode()), path)
-                sftp.chmod(path, mode)
-        except (paramiko.SSHException, OSError) as exc:
-            raise DeployError(self.access.name, f"upload of {path} failed: {exc}") from None
+                return action(sftp)
+        except (TimeoutError, paramiko.SSHException, OSError, EOFError) as exc:
+            raise DeployError(self.access.name, f"{what} over SFTP: {describe(exc, self.access.timeout_s)}",
+                              connection_lost=not isinstance(exc, FileNotFoundError | PermissionError)) from None
+
+    def upload(self, content: str, path: str, mode: int = 0o644) -> None:
+        def put(sftp: paramiko.SFTPClient) -> None:
+            sftp.putfo(BytesIO(content.encode()), path)
+            sftp.chmod(path, mode)
+        self._sftp(f"upload of {path}", put)
+
+    def listdir(self, path: str = ".") -> list[str]:
+        return self._sftp(f"listing {path}", lambda sftp: sorted(sftp.listdir(path)))
+
+    def remove(self, path: str) -> None:
+        """Remove a file; one that is already gone is fine."""
+        def rm(sftp: paramiko.SFTPClient) -> None:
+            with contextlib.suppress(FileNotFoundError):
+                sftp.remove(path)
+        self._sftp(f"removing {path}", rm)
 
     def close(self) -> None:
         self.client.close()

@@ -34,18 +34,18 @@ class InventoryMismatch(Exception):
         self.missing = missing
 
 
-def open_session(access: Access) -> DeviceSession:
-    return session_classes()[access.kind](access)
+def open_session(access: Access, run_id: str | None = None) -> DeviceSession:
+    return session_classes()[access.kind](access, run_id)
 
 
-def session_factory(clear_stale_sessions: bool = False) -> Callable[[Access], DeviceSession]:
+def session_factory(clear_stale_sessions: bool = False) -> Callable[[Access, str], DeviceSession]:
     """Sessions for each device kind; optionally EOS sessions that first abort stale NAPALM sessions."""
     if not clear_stale_sessions:
         return open_session
     eos = session_classes()["eos"]
     clearing = type("ClearingEosSession", (eos,), {"clear_stale_sessions": True})
     classes: dict[str, type[DeviceSession]] = {**session_classes(), "eos": clearing}
-    return lambda access: classes[access.kind](access)
+    return lambda access, run_id: classes[access.kind](access, run_id)
 
 
 def device_kinds(plan: FabricPlan) -> dict[str, str]:

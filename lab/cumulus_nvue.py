@@ -46,6 +46,7 @@ from typing import Any
 
 import yaml
 
+from rocefab.lab.faults import Reachability
 from rocefab.lab.sshd import Ask, Disconnect, Outcome, Result
 from rocefab.models.loader import load_yaml12
 
@@ -412,6 +413,7 @@ class Faults:
     delay_s: float = 0.0  # before every command
     drop_on: str | None = None  # regex on a command line: the SSH connection is dropped ...
     drop_after: bool = False  # ... after the command has run (its output is lost), else before it runs
+    drop_once: bool = False  # ... only at the first matching command (a connection lost once, not a dead link)
     wrong_password: bool = False  # every login fails, as if the password had been changed
 
 
@@ -452,6 +454,7 @@ class CumulusDevice:
         (root / "tmp").mkdir(parents=True, exist_ok=True)  # the SFTP/SCP chroot, with a /tmp to upload to
         self.model = model
         self.faults = Faults()
+        self.reach = Reachability()
         self._lock = threading.RLock()
         self._booted = time.monotonic()
         factory = {"system": {"aaa": {"user": {username: {"hashed-password": lab_hash(username, password),
@@ -482,7 +485,9 @@ class CumulusDevice:
         if faults.delay_s:
             time.sleep(faults.delay_s)
         drop = faults.drop_on is not None and re.search(faults.drop_on, command) is not None
-        if drop and not faults.drop_after:
+        if drop and faults.drop_once:
+            faults.drop_on = None
+        if (drop and not faults.drop_after) or self.reach.cut_before(command):
             raise Disconnect
         try:
             words = shlex.split(command)
@@ -492,7 +497,7 @@ class CumulusDevice:
             words = words[1:]
         with self._lock:
             outcome = self._nv(words[1:], username) if words[:1] == ["nv"] else _shell_builtin(words, self.hostname)
-        if drop:
+        if drop or self.reach.cut_after(command):
             raise Disconnect
         return outcome
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from rocefab.lab.configtree import ConfigError, ConfigTree, Cursor, unified_diff
 from rocefab.lab.eos_grammar import EOS_GRAMMAR, error_text
+from rocefab.lab.faults import Reachability
 from rocefab.lab.tls import LabCertificate, self_signed
 
 # A placeholder in the shape of a sha512-crypt hash; it hashes no password.
@@ -82,6 +83,7 @@ class EosDevice:
                  username: str = "admin", password: str = "admin") -> None:
         self.model, self.version, self.username, self.password = model, version, username, password
         self.faults = Faults()
+        self.reach = Reachability()
         self.running = ConfigTree.parse(EOS_GRAMMAR, FACTORY_CONFIG.format(name=name, secret=PLACEHOLDER_SECRET))
         self.startup = self.running.text()
         self.flash: dict[str, str] = {}
@@ -197,7 +199,7 @@ class EosDevice:
             results: list[Any] = []
             for i, (cmd, name) in enumerate(zip(cmds, names, strict=True)):
                 drop = bool(self.faults.drop_on and re.search(self.faults.drop_on, name))
-                if drop and not self.faults.drop_after:
+                if (drop and not self.faults.drop_after) or self.reach.cut_before(name):
                     raise _Drop
                 try:
                     results.append(batch.run(name, cmd.get("input") if isinstance(cmd, dict) else None))
@@ -205,7 +207,7 @@ class EosDevice:
                     return {"error": {"code": exc.code,
                                       "message": f"CLI command {i + 1} of {len(cmds)} '{name}' failed: {exc.kind}",
                                       "data": [*results, {"errors": exc.errors}]}}
-                if drop:
+                if drop or self.reach.cut_after(name):
                     raise _Drop
             return {"result": results}
 
@@ -498,6 +500,8 @@ class _Server(ThreadingHTTPServer):
         self.server_name, self.server_port = "localhost", self.server_address[1]
 
     def finish_request(self, request: Any, client_address: Any) -> None:
+        if self.device.reach.down:
+            return  # unreachable: the connection closes before a byte is exchanged
         request.settimeout(30)
         if self.tls is None:
             super().finish_request(request, client_address)

@@ -32,6 +32,8 @@ def _planned_speeds(host: Host) -> dict[str, int]:
 
 
 class Stoppable(Protocol):
+    device: Any
+
     def stop(self) -> None: ...
 
 
@@ -94,6 +96,14 @@ class FabricLab:
         ssh = LabSSHServer(device, name=host.name, workers=4)
         return LabDevice(host.name, "host", ssh, {"host": ssh.host, "port": ssh.port, "transport": "ssh",
                                                   "username": USERS["host"]}, ssh.known_hosts_line())
+
+    def emulator(self, name: str) -> Any:
+        """The emulated device behind `name` (EosDevice, NxosDevice, CumulusDevice or LinuxHost): its state and
+        its `faults` and `reach` controls."""
+        for device in self.devices:
+            if device.name == name:
+                return device.server.device
+        raise KeyError(name)
 
     def stop(self) -> None:
         while self.devices:

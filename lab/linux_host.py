@@ -17,7 +17,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rocefab.lab import fakehost
-from rocefab.lab.sshd import Outcome
+from rocefab.lab.faults import Reachability
+from rocefab.lab.sshd import Disconnect, Outcome
 
 EXEC_TIMEOUT_S = 120
 
@@ -37,6 +38,7 @@ class LinuxHost:
         self.username = username
         self.password = password
         self.refuse_logins = refuse_logins  # fault: every login fails, as after a password change
+        self.reach = Reachability()
 
     @property
     def root(self) -> Path:
@@ -50,8 +52,12 @@ class LinuxHost:
         return f"{username}@{self.hostname}:~{'#' if username == 'root' else '$'} "
 
     def handle(self, command: str, username: str) -> Outcome:
+        if self.reach.cut_before(command):
+            raise Disconnect
         done = subprocess.run(["/bin/bash", "-c", command], cwd=self.sandbox, env=self.env(), stdin=subprocess.DEVNULL,
                               capture_output=True, text=True, timeout=EXEC_TIMEOUT_S, check=False)
+        if self.reach.cut_after(command):
+            raise Disconnect
         return done.returncode, done.stdout, done.stderr
 
     def env(self) -> dict[str, str]:

@@ -20,6 +20,7 @@ from typing import Any
 
 import asyncssh
 
+from rocefab.lab.faults import Reachability
 from rocefab.lab.nxos_config import Cursor, InvalidCommandError, NxosConfig, rollback_patch
 from rocefab.lab.nxos_grammar import INVALID
 from rocefab.lab.tls import LabCertificate
@@ -80,6 +81,7 @@ class NxosDevice:
         self.bootflash: dict[str, str] = {}
         self.checkpoints: dict[str, str] = {}
         self.faults = Faults()
+        self.reach = Reachability()
         self.commands: list[str] = []  # every command received, in order: the wire log tests assert on
         self.lock = threading.RLock()
         self.booted = time.monotonic()
@@ -142,11 +144,13 @@ class CliSession:
         with dev.lock:
             if cmd:
                 dev.commands.append(cmd)
-            if dev.faults.drop_on and re.search(dev.faults.drop_on, cmd):
+            if (dev.faults.drop_on and re.search(dev.faults.drop_on, cmd)) or dev.reach.cut_before(cmd):
                 raise DroppedError(cmd)
             as_json = cmd.endswith("| json")
-            cmd = cmd.removesuffix("| json").removesuffix("| no-more").strip()
-            reply = self._dispatch(cmd)
+            plain = cmd.removesuffix("| json").removesuffix("| no-more").strip()
+            reply = self._dispatch(plain)
+            if dev.reach.cut_after(cmd):
+                raise DroppedError(cmd)
         if as_json and not reply.error:
             return Reply(json.dumps(reply.body), reply.body) if reply.body is not None else Reply(INVALID, error=True)
         return reply
@@ -326,6 +330,9 @@ def _nxapi_handler(device: NxosDevice) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(body)
 
         def do_POST(self) -> None:
+            if device.reach.down:
+                self.close_connection = True  # unreachable: no answer at all
+                return
             try:
                 user, _, pw = base64.b64decode(self.headers.get("Authorization", "")[6:]).decode().partition(":")
             except ValueError:  # not Basic auth at all
@@ -449,6 +456,8 @@ class _SshAuth(asyncssh.SSHServer):
     def connection_made(self, conn: asyncssh.SSHServerConnection) -> None:
         self.conn = conn
         self.server.ssh_connections.add(conn)
+        if self.server.device.reach.down:
+            conn.abort()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.server.ssh_connections.discard(self.conn)

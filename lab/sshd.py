@@ -33,6 +33,8 @@ from typing import Any, Protocol, TypeVar
 
 import asyncssh
 
+from rocefab.lab.faults import Reachability
+
 Result = tuple[int, str, str]  # exit status, stdout, stderr
 T = TypeVar("T")
 
@@ -53,6 +55,8 @@ class Disconnect(Exception):
 
 
 class Device(Protocol):
+    reach: Reachability
+
     @property
     def root(self) -> Path:
         """The folder SFTP/SCP are chrooted to."""
@@ -211,6 +215,8 @@ class _Auth(asyncssh.SSHServer):
     def connection_made(self, conn: asyncssh.SSHServerConnection) -> None:
         self._conn = conn
         self._owner._connections.add(conn)
+        if self._owner.device.reach.down:
+            conn.abort()  # unreachable: the connection closes before the SSH handshake
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._conn is not None:

@@ -14,15 +14,17 @@ OnlyOpt = Annotated[str | None, typer.Option("--only", help="comma-separated dev
 MergeOpt = Annotated[bool, typer.Option("--merge", help="add the rendered lines instead of replacing the config")]
 StaleOpt = Annotated[bool, typer.Option("--clear-stale-sessions",
                                         help="EOS: abort pending NAPALM sessions a crashed run left behind")]
+UnlockOpt = Annotated[bool, typer.Option(
+    "--force-unlock", help="take over an inventory lock another host wrote (once that run is known to be over)")]
 
 
 def diff(intent: Annotated[Path, typer.Argument(help="intent YAML file")], inventory: InventoryOpt,
          concurrency: ConcurrencyOpt = 16, only: OnlyOpt = None, merge: MergeOpt = False,
-         clear_stale_sessions: StaleOpt = False) -> None:
+         clear_stale_sessions: StaleOpt = False, force_unlock: UnlockOpt = False) -> None:
     """Show, per device, what applying the intent would change (rendered vs running). Changes nothing."""
     from rocefab import deploy_flow
 
-    deploy_flow.dry_run(intent, inventory, concurrency, only, merge, clear_stale_sessions)
+    deploy_flow.dry_run(intent, inventory, concurrency, only, merge, clear_stale_sessions, force_unlock)
 
 
 def apply(
@@ -39,16 +41,19 @@ def apply(
     only: OnlyOpt = None,
     merge: MergeOpt = False,
     clear_stale_sessions: StaleOpt = False,
+    force_unlock: UnlockOpt = False,
 ) -> None:
     """Push the intent: back up every device, then canary, then the rest; commit with a revert window,
-    health-check, confirm; on a failure roll the wave back and stop."""
+    health-check, confirm; on a failure roll the wave back (and read each device back) and stop.
+    Exit 0 done, 1 stopped with every device's state known, 2 bad input or the inventory is locked,
+    3 a device's state is unknown (the output says how to check it)."""
     from rocefab import deploy_flow
 
     if dry_run:
-        deploy_flow.dry_run(intent, inventory, concurrency, only, merge, clear_stale_sessions)
+        deploy_flow.dry_run(intent, inventory, concurrency, only, merge, clear_stale_sessions, force_unlock)
     else:
         deploy_flow.apply(intent, inventory, canary_groups, confirm_s, backup_dir, concurrency, only, merge,
-                          clear_stale_sessions)
+                          clear_stale_sessions, force_unlock)
 
 
 def rollback(
@@ -56,8 +61,10 @@ def rollback(
     backup: Annotated[Path, typer.Option("--backup", help="a backup folder written by `rocefab apply`")],
     concurrency: ConcurrencyOpt = 16,
     confirm_s: Annotated[int, typer.Option("--confirm", min=0, max=86399)] = 300,
+    only: OnlyOpt = None,
+    force_unlock: UnlockOpt = False,
 ) -> None:
-    """Restore every device of a backup to the running config saved there (a full replace)."""
+    """Restore every device of a backup (or those --only names) to the running config saved there."""
     from rocefab import deploy_flow
 
-    deploy_flow.rollback(inventory, backup, concurrency, confirm_s)
+    deploy_flow.rollback(inventory, backup, concurrency, confirm_s, only, force_unlock)

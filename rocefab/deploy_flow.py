@@ -6,9 +6,9 @@ Kept apart from the command signatures in `deploy_commands` so that the commands
 
 from __future__ import annotations
 
-import datetime as dt
+import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import typer
@@ -16,9 +16,11 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from rocefab.console import EXIT_FINDINGS, EXIT_INPUT, err, out
+from rocefab.console import EXIT_FINDINGS, EXIT_INPUT, EXIT_UNKNOWN, err, out
 from rocefab.deploy.fleet import DeviceResult, Fleet, Status, Target
 from rocefab.deploy.inventory import CredentialError, Inventory, PasswordSource, load_inventory
+from rocefab.deploy.lock import LockError, fleet_lock
+from rocefab.deploy.session import new_run_id
 from rocefab.deploy.targets import InventoryMismatch, build_targets, open_session, rollout_waves, session_factory
 from rocefab.models.loader import IntentLoadError
 from rocefab.pipeline_commands import checked_plan
@@ -26,7 +28,8 @@ from rocefab.renderers.plan import FabricPlan
 from rocefab.renderers.render import render_fabric
 
 _STYLE = {Status.UNCHANGED: "green", Status.PENDING: "yellow", Status.COMMITTED: "green",
-          Status.ROLLED_BACK: "magenta", Status.NOT_STARTED: "dim", Status.FAILED: "bold red"}
+          Status.ROLLED_BACK: "magenta", Status.NOT_STARTED: "dim", Status.FAILED: "bold red",
+          Status.UNKNOWN: "bold red reverse"}
 
 
 def _inventory(path: Path) -> Inventory:
@@ -79,61 +82,110 @@ def _table(results: Sequence[DeviceResult], title: str) -> None:
         lines = r.diff.splitlines()
         plus = sum(line.startswith(("+", "nv set", "DRIFT")) for line in lines)
         minus = sum(line.startswith(("-", "nv unset")) for line in lines)
-        table.add_row(r.name, r.kind, f"[{_STYLE[r.status]}]{r.status.value}[/]", str(plus), str(minus),
-                      f"{r.seconds:.1f}", escape(r.error or ""))
+        detail = r.error or ""
+        if r.library_said and r.status in (Status.FAILED, Status.UNKNOWN):
+            detail += f" [library: {'; '.join(r.library_said)}]"
+        table.add_row(r.name, r.kind, f"[{_STYLE[r.status]}]{escape(r.status.value)}[/]", str(plus), str(minus),
+                      f"{r.seconds:.1f}", escape(detail))
     out.print(table)
+    for r in results:
+        for note in r.cleaned:
+            err.print(f"{r.name}: {note}", markup=False)
     counts: dict[str, int] = {}
     for r in results:
         counts[r.status.value] = counts.get(r.status.value, 0) + 1
     out.print(", ".join(f"{n} {status}" for status, n in counts.items()))
 
 
-def dry_run(intent: Path, inventory_path: Path, concurrency: int, only: str | None, merge: bool,
-             clear_stale: bool) -> None:
-    plan = checked_plan(intent)
-    targets = _targets(plan, _inventory(inventory_path), only)
-    with _progress(len(targets), "dry run") as progress:
-        fleet = Fleet(targets, session_factory(clear_stale), concurrency, replace=not merge)
-        results = _run(progress, fleet).dry_run()
-    _print_diffs(results)
-    _table(results, "dry run: staged, diffed and discarded - nothing was changed")
+def _exit_for(results: Sequence[DeviceResult], intent: Path | None, inventory: Path,
+              backup: Path | None) -> None:
+    """Exit 3 when any device's state is unknown (saying how to find out), 1 when anything failed."""
+    unknown = [r.name for r in results if r.status is Status.UNKNOWN]
+    if unknown:
+        names = ",".join(unknown)
+        err.print(f"state unknown for {len(unknown)} device(s): {', '.join(unknown)}", markup=False)
+        if intent is not None:
+            err.print(f"  see what each runs now against the intent: rocefab diff {intent} -i {inventory} "
+                      f"--only {names}", markup=False)
+        if backup is not None:
+            err.print(f"  put them back as they were before this run: rocefab rollback -i {inventory} --backup "
+                      f"{backup} --only {names}", markup=False)
+        raise typer.Exit(EXIT_UNKNOWN)
     if any(r.status is Status.FAILED for r in results):
         raise typer.Exit(EXIT_FINDINGS)
 
 
+@contextlib.contextmanager
+def _locked(inventory: Path, command: str, run_id: str, force_unlock: bool) -> Iterator[None]:
+    try:
+        with fleet_lock(inventory, command, run_id, force_unlock) as notes:
+            for note in notes:
+                err.print(note, markup=False)
+            yield
+    except LockError as exc:
+        err.print(f"{exc}; nothing was changed", markup=False)
+        raise typer.Exit(EXIT_INPUT) from None
+
+
+def dry_run(intent: Path, inventory_path: Path, concurrency: int, only: str | None, merge: bool,
+             clear_stale: bool, force_unlock: bool = False) -> None:
+    plan = checked_plan(intent)
+    inventory = _inventory(inventory_path)
+    targets = _targets(plan, inventory, only)
+    run_id = new_run_id()
+    with _locked(inventory_path, "diff", run_id, force_unlock), _progress(len(targets), "dry run") as progress:
+        fleet = Fleet(targets, session_factory(clear_stale), concurrency, replace=not merge, run_id=run_id,
+                      clean_leftovers=True)
+        results = _run(progress, fleet).dry_run()
+    _print_diffs(results)
+    _table(results, "dry run: staged, diffed and discarded - nothing was changed")
+    _exit_for(results, intent, inventory_path, None)
+
+
 def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, backup_dir: Path, concurrency: int,
-          only: str | None, merge: bool, clear_stale: bool) -> None:
+          only: str | None, merge: bool, clear_stale: bool, force_unlock: bool = False) -> None:
     sessions = session_factory(clear_stale)
     plan = checked_plan(intent)
     targets = _targets(plan, _inventory(inventory), only)
     names = {t.name for t in targets}
     waves = [[n for n in wave if n in names] for wave in rollout_waves(plan, canary_groups)]
     waves = [wave for wave in waves if wave]
-    folder = backup_dir / dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    run_id = new_run_id()
+    folder = backup_dir / run_id
     switches = [t for t in targets if t.access.kind != "host"]
-    with _progress(len(switches), "backup") as progress:
-        backups = _run(progress, Fleet(switches, sessions, concurrency)).backup(folder)
-    if any(r.status is Status.FAILED for r in backups):
-        _table(backups, f"backup to {folder} failed - nothing was changed")
-        raise typer.Exit(EXIT_FINDINGS)
-    err.print(f"running configs of {len(switches)} switches saved in {folder}", markup=False)
-    with _progress(len(targets) * 2, "apply") as progress:
-        fleet = Fleet(targets, sessions, concurrency, replace=not merge)
-        results = _run(progress, fleet).apply(waves, confirm_s or None)
-    _print_diffs([r for r in results if r.status in (Status.COMMITTED, Status.FAILED)])
+    with _locked(inventory, "apply", run_id, force_unlock):
+        with _progress(len(switches), "backup") as progress:
+            backups = _run(progress, Fleet(switches, sessions, concurrency, run_id=run_id,
+                                           clean_leftovers=True)).backup(folder)
+        if any(r.status is not Status.UNCHANGED for r in backups):
+            _table(backups, f"backup to {folder} failed - nothing was changed")
+            raise typer.Exit(EXIT_FINDINGS)
+        err.print(f"running configs of {len(switches)} switches saved in {folder}", markup=False)
+        with _progress(len(targets) * 2, "apply") as progress:
+            fleet = Fleet(targets, sessions, concurrency, replace=not merge, run_id=run_id)
+            results = _run(progress, fleet).apply(waves, confirm_s or None)
+    _print_diffs([r for r in results if r.status in (Status.COMMITTED, Status.FAILED, Status.UNKNOWN)])
     _table(results, f"apply in {len(waves)} wave(s): {' | '.join(str(len(w)) for w in waves)} devices")
-    if any(r.status is Status.FAILED for r in results):
+    if any(r.status in (Status.FAILED, Status.UNKNOWN) for r in results):
         err.print(f"stopped; restore everything with: rocefab rollback --inventory {inventory} --backup {folder}",
                   markup=False)
-        raise typer.Exit(EXIT_FINDINGS)
+    _exit_for(results, intent, inventory, folder)
 
 
-def rollback(inventory: Path, backup: Path, concurrency: int, confirm_s: int) -> None:
+def rollback(inventory: Path, backup: Path, concurrency: int, confirm_s: int, only: str | None = None,
+             force_unlock: bool = False) -> None:
     try:
         index = json.loads((backup / "backup.json").read_text(encoding="utf-8"))["devices"]
     except (OSError, ValueError, KeyError) as exc:
         err.print(f"{backup}: not a rocefab backup ({exc})", markup=False)
         raise typer.Exit(EXIT_INPUT) from None
+    if only:
+        wanted = {n.strip() for n in only.split(",")}
+        missing = sorted(wanted - set(index))
+        if missing:
+            err.print(f"{backup}: holds no backup of: {', '.join(missing)}", markup=False)
+            raise typer.Exit(EXIT_INPUT)
+        index = {name: kind for name, kind in index.items() if name in wanted}
     inv = _inventory(inventory)
     missing = [name for name in index if name not in inv.devices]
     if missing:
@@ -146,9 +198,9 @@ def rollback(inventory: Path, backup: Path, concurrency: int, confirm_s: int) ->
     except CredentialError as exc:
         err.print(str(exc), markup=False)
         raise typer.Exit(EXIT_INPUT) from None
-    with _progress(len(targets), "rollback") as progress:
-        results = _run(progress, Fleet(targets, open_session, concurrency)).apply([[t.name for t in targets]],
-                                                                                    confirm_s or None)
+    run_id = new_run_id()
+    with _locked(inventory, "rollback", run_id, force_unlock), _progress(len(targets), "rollback") as progress:
+        fleet = Fleet(targets, open_session, concurrency, run_id=run_id, clean_leftovers=True)
+        results = _run(progress, fleet).apply([[t.name for t in targets]], confirm_s or None)
     _table(results, f"rollback to {backup}")
-    if any(r.status is Status.FAILED for r in results):
-        raise typer.Exit(EXIT_FINDINGS)
+    _exit_for(results, None, inventory, None)

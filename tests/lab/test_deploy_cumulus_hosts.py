@@ -138,7 +138,7 @@ def test_host_key_mismatch_is_refused(host: tuple[LinuxHost, LabSSHServer, Acces
     stranger = tmp_path / "other_known_hosts"
     stranger.write_text(f"[{server.host}]:{server.port} ssh-ed25519 "
                         "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n")
-    with pytest.raises(DeployError, match="SSH to"):
+    with pytest.raises(DeployError, match="SSH host key"):
         HostSession(replace(acc, known_hosts=stranger)).open()
 
 
@@ -166,11 +166,23 @@ def test_nvue_connection_lost_at_apply_leaves_the_switch_fully_old(switch: tuple
     before = repr(_applied(server))
     # rack3-a needs a two-stage apply (breakouts first); its first apply loses the connection, before or
     # after running. Either way the runner must not leave the breakouts-only half state behind.
-    device.faults.drop_on, device.faults.drop_after = r"^nv config apply -y$", after
+    device.faults.drop_on, device.faults.drop_after, device.faults.drop_once = r"^nv config apply -y$", after, True
     results = Fleet([Target(acc, POD_FILES[("rack3-a", "nvue-yaml")])], CumulusSession).apply([["rack3-a"]], None)
-    assert results[0].status is Status.FAILED
+    assert results[0].status is Status.FAILED, results[0]
     assert repr(_applied(server)) == before, "fully old: the half-applied breakouts were rolled back"
-    assert "rolled back" in (results[0].error or "") or "rollback failed too" in (results[0].error or "")
+    assert "rolled back: the running config read back equals the one before the commit" in (results[0].error or "")
+
+
+def test_nvue_connection_lost_at_apply_and_at_rollback_is_state_unknown(switch: tuple[LabSSHServer, Access]) -> None:
+    server, acc = switch
+    device = server.device
+    assert isinstance(device, CumulusDevice)
+    # Every apply loses its answer, the rollback's too: nothing can tell what the switch runs now.
+    device.faults.drop_on, device.faults.drop_after = r"^nv config apply -y$", True
+    results = Fleet([Target(acc, POD_FILES[("rack3-a", "nvue-yaml")])], CumulusSession).apply([["rack3-a"]], None)
+    assert results[0].status is Status.UNKNOWN, results[0]
+    assert "rollback did not complete" in (results[0].error or "")
+    assert "rolled back:" not in (results[0].error or "")
 
 
 def test_host_missing_prerequisite_is_a_clear_failure(host: tuple[LinuxHost, LabSSHServer, Access]) -> None:
