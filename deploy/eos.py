@@ -176,4 +176,7 @@ class EosSession(DeviceSession):
         # After a commit timer expired, napalm still aborts the finished session on close; nothing is lost.
         with contextlib.suppress(pyeapi.eapilib.CommandError, pyeapi.eapilib.ConnectionError, OSError):
             device.close()
+        # NAPALM's destructor closes again (aborting the session once more) whenever the object is collected,
+        # perhaps at interpreter exit, where a dead device's error would print unasked: nothing is left to close.
+        device.config_session = None
         self._device = None

@@ -87,6 +87,9 @@ _LIBRARY_LOGGERS = ("pyeapi", "napalm", "netmiko", "paramiko", "urllib3")
 
 
 class _ToDevice(logging.Handler):
+    """What a device library logs while a step of a device runs becomes part of that device's result;
+    outside one (a library's destructor at exit) it is dropped rather than printed as a traceback."""
+
     def emit(self, record: logging.LogRecord) -> None:
         result: DeviceResult | None = getattr(_CURRENT, "result", None)
         if result is not None and len(result.library_said) < 5:
@@ -95,22 +98,35 @@ class _ToDevice(logging.Handler):
                 result.library_said.append(f"{record.name}: {first[0][:200]}")
 
 
+_HANDLER = _ToDevice(level=logging.WARNING)
+
+
+def capture_library_logs() -> None:
+    """For a process that runs fleets (the command line): pyeapi and friends log errors, with tracebacks,
+    that Python would print on stderr; from now on they go to the device they concern."""
+    for name in _LIBRARY_LOGGERS:
+        logger = logging.getLogger(name)
+        if _HANDLER not in logger.handlers:
+            logger.addHandler(_HANDLER)
+        logger.propagate = False
+
+
 @contextlib.contextmanager
 def _library_logs_to_devices() -> Iterator[None]:
-    """pyeapi and friends log errors (with tracebacks) that Python would print on stderr: during a run they
-    become part of the device's result instead."""
-    handler = _ToDevice(level=logging.WARNING)
+    """The same for one fleet command, for callers that keep their own logging otherwise."""
     saved = []
     for name in _LIBRARY_LOGGERS:
         logger = logging.getLogger(name)
-        saved.append((logger, logger.propagate))
-        logger.addHandler(handler)
+        saved.append((logger, logger.propagate, _HANDLER in logger.handlers))
+        if _HANDLER not in logger.handlers:
+            logger.addHandler(_HANDLER)
         logger.propagate = False
     try:
         yield
     finally:
-        for logger, propagate in saved:
-            logger.removeHandler(handler)
+        for logger, propagate, had in saved:
+            if not had:
+                logger.removeHandler(_HANDLER)
             logger.propagate = propagate
 
 
@@ -131,8 +147,7 @@ class Fleet:
 
     def _each(self, live: Iterable[_Live], step: Callable[[_Live], None]) -> None:
         items = list(live)
-        with _library_logs_to_devices(), ThreadPoolExecutor(max_workers=min(self.concurrency, max(1, len(items)))) \
-                as pool:
+        with ThreadPoolExecutor(max_workers=min(self.concurrency, max(1, len(items)))) as pool:
             list(pool.map(lambda item: self._guard(item, step), items))
 
     def _guard(self, item: _Live, step: Callable[[_Live], None]) -> None:
@@ -172,8 +187,10 @@ class Fleet:
         for item in items:
             if item.session is not None:
                 # Closing is best effort: the results are already known.
+                _CURRENT.result = item.result
                 with contextlib.suppress(Exception):
                     item.session.close()
+                _CURRENT.result = None
                 item.session = None
 
     def _live(self, targets: Iterable[Target]) -> list[_Live]:
@@ -186,6 +203,10 @@ class Fleet:
 
         Switches go first and hosts after them: a host's check runs its whole script and keeps a CPU busy,
         and a switch session waiting behind hundreds of those would only run into its own timeouts."""
+        with _library_logs_to_devices():
+            return self._dry_run()
+
+    def _dry_run(self) -> list[DeviceResult]:
         live = self._live(self.targets)
         try:
             for group in ([i for i in live if i.target.access.kind != "host"],
@@ -199,6 +220,10 @@ class Fleet:
 
     def backup(self, folder: Path) -> list[DeviceResult]:
         """Save every device's running config (without its device-local sections) before touching any."""
+        with _library_logs_to_devices():
+            return self._backup(folder)
+
+    def _backup(self, folder: Path) -> list[DeviceResult]:
         live = self._live(self.targets)
         folder.mkdir(parents=True, exist_ok=True)
 
@@ -219,6 +244,10 @@ class Fleet:
 
     def apply(self, waves: Sequence[Sequence[str]], confirm_seconds: int | None) -> list[DeviceResult]:
         """Commit wave by wave; stop at the first wave with a failure, after rolling that wave back."""
+        with _library_logs_to_devices():
+            return self._apply(waves, confirm_seconds)
+
+    def _apply(self, waves: Sequence[Sequence[str]], confirm_seconds: int | None) -> list[DeviceResult]:
         by_name = {t.name: t for t in self.targets}
         results: dict[str, DeviceResult] = {t.name: DeviceResult(t.name, t.access.kind) for t in self.targets}
         for wave in waves:

@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from rocefab.console import EXIT_FINDINGS, EXIT_INPUT, EXIT_UNKNOWN, err, out
-from rocefab.deploy.fleet import DeviceResult, Fleet, Status, Target
+from rocefab.deploy.fleet import DeviceResult, Fleet, Status, Target, capture_library_logs
 from rocefab.deploy.inventory import CredentialError, Inventory, PasswordSource, load_inventory
 from rocefab.deploy.lock import LockError, fleet_lock
 from rocefab.deploy.session import new_run_id
@@ -26,6 +26,8 @@ from rocefab.models.loader import IntentLoadError
 from rocefab.pipeline_commands import checked_plan
 from rocefab.renderers.plan import FabricPlan
 from rocefab.renderers.render import render_fabric
+
+capture_library_logs()  # this module runs only in the command line's deploy commands
 
 _STYLE = {Status.UNCHANGED: "green", Status.PENDING: "yellow", Status.COMMITTED: "green",
           Status.ROLLED_BACK: "magenta", Status.NOT_STARTED: "dim", Status.FAILED: "bold red",

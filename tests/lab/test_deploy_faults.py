@@ -61,7 +61,9 @@ def rocefab(lab: FabricLab, *args: str, intent: Path = INTENT, inventory_path: P
     if background:
         return subprocess.Popen(command, cwd=lab.folder.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, env=env)
-    return subprocess.run(command, cwd=lab.folder.parent, capture_output=True, text=True, timeout=240, env=env)
+    done = subprocess.run(command, cwd=lab.folder.parent, capture_output=True, text=True, timeout=240, env=env)
+    assert "Traceback" not in done.stdout + done.stderr, done.stderr  # library noise ends up in the reasons
+    return done
 
 
 def state(lab: FabricLab, name: str) -> str:

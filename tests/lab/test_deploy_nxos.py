@@ -156,3 +156,32 @@ def test_nxapi_tls_is_verified_against_the_pinned_certificate(tmp_path: Path) ->
             session = NxosSession(replace(trusted, ca_file=tmp_path / "other.pem"))
             session.open()
             session.running_config()
+
+
+def test_fleet_rollback_is_read_back_before_it_is_reported(switches: dict[str, NxosServer]) -> None:
+    before = {name: _running(s) for name, s in switches.items()}
+    # spine1's commit is made but its answer is lost (once); rack4-a committed fine: both are rolled back
+    # and each read back (the `!Time:` stamp aside) equal to what it ran before.
+    spine = switches["spine1"].device
+    spine.reach.down_on, spine.reach.down_after = r"^rollback running-config file \S*rocefab_\S+_candidate", True
+    targets = [Target(access(s, name), CONFIGS[name]) for name, s in switches.items()]
+    results = {r.name: r for r in Fleet(targets, NxosSession, concurrency=2).apply([list(switches)], None)}
+    assert results["spine1"].status is Status.UNKNOWN, results["spine1"]
+    assert "rollback did not complete" in (results["spine1"].error or "")
+    assert results["rack4-a"].status is Status.ROLLED_BACK, results["rack4-a"]
+    assert "read back equals the one before" in (results["rack4-a"].error or "")
+    assert _running(switches["rack4-a"]) == before["rack4-a"]
+    spine.reach.clear()
+    assert _running(switches["spine1"]) != before["spine1"], "unknown was right: spine1 runs the candidate"
+
+
+def test_bootflash_files_are_per_run_and_leftovers_are_cleaned(switches: dict[str, NxosServer]) -> None:
+    server = switches["rack4-a"]
+    leftover = "rocefab_19990101T000000-aaaaaa_rollback.txt"
+    server.device.bootflash[leftover] = "hostname rack4-a\n"
+    target = Target(access(server, "rack4-a"), CONFIGS["rack4-a"])
+    results = Fleet([target], NxosSession, clean_leftovers=True, run_id="20261201T000000-bbbbbb").apply(
+        [["rack4-a"]], None)
+    assert results[0].status is Status.COMMITTED, results[0]
+    assert results[0].cleaned == [f"removed bootflash:{leftover}, left by an earlier run"]
+    assert not [name for name in server.device.bootflash if name.startswith("rocefab_")], server.device.bootflash

@@ -34,3 +34,12 @@ def test_stale_session_clearing_is_opt_in() -> None:
     assert not SESSIONS["eos"].clear_stale_sessions  # type: ignore[attr-defined]
     factory = session_factory(clear_stale_sessions=True)
     assert factory is not session_factory()
+
+
+@pytest.mark.parametrize("kind", sorted(SESSIONS))
+def test_every_driver_names_its_device_files_per_run_and_cleans_leftovers(kind: str) -> None:
+    driver = SESSIONS[kind]
+    # Each platform leaves something on the device between stage and commit (a session, a file): each must
+    # know how to find what a killed run left.
+    assert driver.cleanup_leftovers is not DeviceSession.cleanup_leftovers, f"{driver.__name__}"
+    assert "run_id" in inspect.signature(driver).parameters
