@@ -17,7 +17,9 @@ from typing import Literal
 from pydantic import Field, StrictBool, StrictInt
 
 from rocefab.models.base import IntentModel
-from rocefab.models.loader import IntentLoadError, LoadError, Position, parse_yaml, validate_data
+from rocefab.models.loader import parse_yaml, validate_data
+from rocefab.models.types import DeviceName, EnvName, HostAddress, LoginName, Text
+from rocefab.models.yamlsource import read_source
 
 
 class Secret:
@@ -52,12 +54,12 @@ DEFAULT_PORT = {Transport.EAPI: 443, Transport.NXAPI: 443, Transport.NXOS_SSH: 2
 
 
 class Defaults(IntentModel):
-    username: str = "admin"
-    password_env: str = Field("ROCEFAB_PASSWORD", description="environment variable holding the password")
+    username: LoginName = "admin"
+    password_env: EnvName = Field("ROCEFAB_PASSWORD", description="environment variable holding the password")
     password_file: Path | None = Field(
         None, description="a file (readable by you only) holding the password, e.g. the local lab's"
     )
-    keyring_service: str | None = Field(None, description="look the password up in this keyring service")
+    keyring_service: Text | None = Field(None, description="look the password up in this keyring service")
     scheme: Literal["https", "http"] = Field("https", description="http is an explicit, insecure opt-out")
     verify_tls: StrictBool = True
     ca_file: Path | None = Field(None, description="CA bundle that signs the devices' API certificates")
@@ -68,12 +70,12 @@ class Defaults(IntentModel):
 
 
 class DeviceAccess(IntentModel):
-    host: str = Field(min_length=1)
+    host: HostAddress
     transport: Transport | None = None
     port: StrictInt | None = Field(None, ge=1, le=65535)
     ssh_port: StrictInt | None = Field(None, ge=1, le=65535, description="NX-OS: SSH/SCP for full replaces")
-    username: str | None = None
-    password_env: str | None = None
+    username: LoginName | None = None
+    password_env: EnvName | None = None
     scheme: Literal["https", "http"] | None = None
     verify_tls: StrictBool | None = None
     ca_file: Path | None = None
@@ -84,7 +86,7 @@ class DeviceAccess(IntentModel):
 
 class InventoryFile(IntentModel):
     defaults: Defaults = Defaults()
-    devices: dict[str, DeviceAccess]
+    devices: dict[DeviceName, DeviceAccess]
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,7 @@ class Access:
 class Inventory:
     file: str
     defaults: Defaults
-    devices: dict[str, DeviceAccess]
+    devices: dict[DeviceName, DeviceAccess]
 
     def access(self, name: str, kind: str, passwords: PasswordSource) -> Access:
         d, device = self.defaults, self.devices[name]
@@ -184,10 +186,7 @@ class PasswordSource:
 
 def load_inventory(file: str | Path) -> Inventory:
     shown = str(file)
-    try:
-        text = Path(file).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise IntentLoadError([LoadError(shown, Position(1, 1), (), f"cannot read: {exc.strerror}")]) from None
+    _, text = read_source(file, shown)  # the same bounds as an intent's
     data, source = parse_yaml(text, shown)
     # A `password:` key is refused like any unknown key: credentials never live in files rocefab reads.
     model = validate_data(data, source, InventoryFile)

@@ -83,6 +83,25 @@ Text = Annotated[
     Field(description="one line of printable text, at most 200 characters"),
 ]
 
+# A management address as an inventory gives it: an IPv4/IPv6 address or a DNS name (it is written into
+# an ssh_config file and a URL, so nothing else may ride along).
+HostAddress = Annotated[
+    str,
+    StringConstraints(pattern=r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}"
+                              r"[A-Za-z0-9])?)*|\[?[0-9A-Fa-f:.]{2,45}\]?)$", max_length=253),
+    Field(description="a management address: an IPv4 or IPv6 address, or a DNS name"),
+]
+LoginName = Annotated[
+    str,
+    StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_.-]{0,31}$"),
+    Field(description="a login name: letters, digits, '_', '.' and '-', up to 32"),
+]
+EnvName = Annotated[
+    str,
+    StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"),
+    Field(description="an environment variable name"),
+]
+
 # --- name formats -------------------------------------------------------------------------------------------
 
 MAX_COUNTER_DIGITS = 5  # n never passes 65,536 (the most nodes a sized intent may ask for)

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 from conftest import INTENTS
-from schema_walk import Leaf, can_set
+from schema_walk import ENTRY, Leaf, can_set
 
 from rocefab.models.intent import EXPLICIT_TAG, SIZED_TAG
 from rocefab.renderers.pipeline import check_file
@@ -61,3 +61,12 @@ def check_bases_plan(tmp_path: Path) -> None:
         path.write_text(yaml.safe_dump(doc), encoding="utf-8")
         checked = check_file(path, "test")
         assert checked.plan is not None, [str(f) for f in checked.findings]
+
+
+# A real key for each free-form mapping of the schema, for paths that go through one of its entries.
+ENTRY_KEYS: dict[str, str | int] = {"extra_env": "NCCL_DEBUG", "dscp_map": 10}
+
+
+def concrete_path(leaf: Leaf) -> tuple[str | int, ...]:
+    path = leaf.path
+    return tuple(ENTRY_KEYS[str(path[i - 1])] if part == ENTRY else part for i, part in enumerate(path))

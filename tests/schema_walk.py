@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, Tag
 
 KEY = "<key>"  # stands for a key of a free-form mapping (extra_env's variable names, dscp_map's DSCPs)
+ENTRY = "<entry>"  # stands for the value under some key of such a mapping; `concrete` names the key
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ def _walk(annotation: Any, path: tuple[str | int, ...], shape: str | None) -> It
             yield from _walk(member, (*path, index), shape)
     elif origin is dict:
         yield from _walk(args[0], (*path, KEY), shape)
-        yield from _walk(args[1], (*path, "NCCL_ROCEFAB_TEST"), shape)
+        yield from _walk(args[1], (*path, ENTRY), shape)
     elif origin is typing.Literal:
         yield Leaf(path, "literal", shape, args)
     elif isinstance(annotation, type) and issubclass(annotation, BaseModel):
@@ -117,3 +118,8 @@ def get_value(document: Any, path: tuple[str | int, ...]) -> Any:
     for part in path:
         node = node[part]
     return node
+
+
+def concrete(path: tuple[str | int, ...], key: str) -> tuple[str | int, ...]:
+    """`path` with each free-form mapping entry placeholder replaced by `key`."""
+    return tuple(key if part == ENTRY else part for part in path)

@@ -33,7 +33,8 @@ REQUIRED_CODES = {
     "ecn-threshold-exceeds-buffer", "ets-weights-sum", "mtu-too-small", "vlan-reserved", "duplicate-vlan",
     "unknown-vlan", "unknown-switch-model", "duplicate-asn", "address-pool-overlap", "multihoming-unsupported",
     "ports-exhausted", "duplicate-name", "nccl-env-conflict", "port-used-twice", "port-not-on-model",
-    "breakout-unsupported", "address-pool-too-small", "lossless-on-strict-queue",
+    "breakout-unsupported", "address-pool-too-small", "lossless-on-strict-queue", "management-gateway-unusable",
+    "management-gateway-is-device",
 }
 # Where finding codes are defined: the check modules, the plan checks and the port allocator/planner.
 CODE_SOURCES = [

@@ -24,7 +24,7 @@ import pytest
 import yaml
 from fakehost import make_host, run_script
 from intent_bases import BASES, shape_for
-from schema_walk import Leaf, get_value, leaves, set_value
+from schema_walk import Leaf, concrete, get_value, leaves, set_value
 from typer.testing import CliRunner
 
 from rocefab.cli import app
@@ -137,19 +137,20 @@ def test_hostile_values_are_refused_or_inert(leaf: Leaf, tmp_path: Path) -> None
         value = template.format(marker=marker)
         shape = shape_for(leaf)
         doc = copy.deepcopy(BASES[shape])
-        set_value(doc, leaf.path, value, key="1")
+        path = concrete(leaf.path, "NCCL_ROCEFAB_TEST")
+        set_value(doc, path, value, key="1")
         case = tmp_path / f"case{n}"
         case.mkdir()
         code, stderr, out = _render(case, doc)
         if code == 0:
             accepted += 1
-            held = get_value(doc, leaf.path) if not leaf.key_field else value
+            held = get_value(doc, path) if not leaf.key_field else value
             _assert_inert(out, held.strip(), marker, case, shape)
             continue
         assert code in (1, 2), stderr
         assert "nothing was written" in stderr and not out.exists()
         # A key is shown quoted after its mapping (YAML may have folded a line break of it into a space).
-        shown = dotted(leaf.path[:-1]) if leaf.key_field else dotted(leaf.path)
+        shown = dotted(path[:-1]) if leaf.key_field else dotted(path)
         assert re.search(rf"intent\.yaml:\d+:\d+:? .*{re.escape(shown)}", stderr), (value, stderr)
         # Each message stays on its line: a value's newline is shown escaped, never printed.
         for line in stderr.splitlines():
@@ -157,5 +158,5 @@ def test_hostile_values_are_refused_or_inert(leaf: Leaf, tmp_path: Path) -> None
                 "nothing was written"), line
     assert not marker.exists()
     # Only free text takes these values; a name, interface or format must refuse every one of them.
-    if leaf.path not in {("fabric", "description"), ("hosts", "nccl", "extra_env", "NCCL_ROCEFAB_TEST")}:
+    if path not in {("fabric", "description"), ("hosts", "nccl", "extra_env", "NCCL_ROCEFAB_TEST")}:
         assert accepted == 0, f"{dotted(leaf.path)} accepted a hostile value"

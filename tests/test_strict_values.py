@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from intent_bases import BASES, check_bases_plan, shape_for
+from intent_bases import BASES, check_bases_plan, concrete_path, shape_for
 from schema_walk import Leaf, leaves, set_value
 from typer.testing import CliRunner
 
@@ -59,13 +59,13 @@ def test_values_of_the_wrong_type_are_refused(leaf: Leaf, tmp_path: Path) -> Non
                 continue  # a list cannot be a key
             set_value(doc, leaf.path, value, key=3)
         else:
-            set_value(doc, leaf.path, value)
+            set_value(doc, concrete_path(leaf), value)
         intent = tmp_path / f"case{n}.yaml"
         intent.write_text(yaml.safe_dump(doc), encoding="utf-8")
         out = tmp_path / f"out{n}"
         result = CliRunner().invoke(app, ["render", str(intent), "-o", str(out)])
         assert result.exit_code == 2, (value, result.stderr, result.stdout)
         assert result.exception is None or isinstance(result.exception, SystemExit)
-        shown = dotted(leaf.path[:-1]) if leaf.key_field else dotted(leaf.path)
+        shown = dotted(leaf.path[:-1]) if leaf.key_field else dotted(concrete_path(leaf))
         assert re.search(rf"{re.escape(str(intent))}:\d+:\d+ {re.escape(shown)}", result.stderr), (value, result.stderr)
         assert "nothing was written" in result.stderr and not out.exists()
