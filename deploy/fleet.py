@@ -27,6 +27,7 @@ from pathlib import Path
 
 from rocefab.deploy.inventory import Access
 from rocefab.deploy.session import DeployError, DeviceSession, describe, new_run_id
+from rocefab.platforms import unit
 
 
 class Status(StrEnum):
@@ -209,8 +210,9 @@ class Fleet:
     def _dry_run(self) -> list[DeviceResult]:
         live = self._live(self.targets)
         try:
-            for group in ([i for i in live if i.target.access.kind != "host"],
-                          [i for i in live if i.target.access.kind == "host"]):
+            heavy = {i.target.name for i in live if unit(i.target.access.kind).session().heavy_diff}
+            for group in ([i for i in live if i.target.name not in heavy],
+                          [i for i in live if i.target.name in heavy]):
                 self._each(group, self._stage)
                 self._each([i for i in group if i.session is not None], _discard)
                 self._close(group)

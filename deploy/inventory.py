@@ -20,6 +20,7 @@ from rocefab.models.base import IntentModel
 from rocefab.models.loader import parse_yaml, validate_data
 from rocefab.models.types import DeviceName, EnvName, HostAddress, LoginName, Text
 from rocefab.models.yamlsource import read_source
+from rocefab.platforms import unit
 
 
 class Secret:
@@ -47,8 +48,6 @@ class Transport(StrEnum):
     SSH = "ssh"  # Linux host: SFTP upload and exec
 
 
-DEFAULT_TRANSPORT = {"eos": Transport.EAPI, "nxos": Transport.NXAPI, "cumulus": Transport.NVUE_SSH,
-                     "host": Transport.SSH}
 DEFAULT_PORT = {Transport.EAPI: 443, Transport.NXAPI: 443, Transport.NXOS_SSH: 22, Transport.NVUE_SSH: 22,
                 Transport.SSH: 22}
 
@@ -118,7 +117,11 @@ class Inventory:
 
     def access(self, name: str, kind: str, passwords: PasswordSource) -> Access:
         d, device = self.defaults, self.devices[name]
-        transport = device.transport or DEFAULT_TRANSPORT[kind]
+        offered = unit(kind).transports
+        transport = device.transport or Transport(offered[0])
+        if transport.value not in offered:
+            raise CredentialError(f"{name}: a {unit(kind).display_name} device is reached over "
+                                  f"{' or '.join(offered)}, not {transport.value}")
         username = device.username or d.username
         return Access(
             name=name,

@@ -1,4 +1,5 @@
-"""Device-local sections a full replace must not wipe: accounts, management access, logging.
+"""Device-local sections a full replace must not wipe: accounts, management access, logging (each
+platform unit lists the block headers it preserves).
 
 rocefab's rendered config owns the fabric; the device keeps its own users and management plane. Before a
 replace, the running config's top-level blocks that match these prefixes and that the candidate does not
@@ -7,19 +8,6 @@ secrets those blocks hold to pass through rocefab's files.
 """
 
 from __future__ import annotations
-
-PRESERVED_PREFIXES: dict[str, tuple[str, ...]] = {
-    "eos": (
-        "username ", "aaa ", "enable password", "enable secret", "role ", "management ssh",
-        "management security", "management api", "interface Management", "vrf instance", "ip route vrf ",
-        "ntp ", "logging ", "snmp-server ", "ip name-server", "dns domain", "daemon ",
-    ),
-    "nxos": (
-        "version ", "username ", "feature ssh", "feature nxapi", "feature scp-server", "ssh ", "aaa ", "role ",
-        "interface mgmt0", "vrf context management", "boot ", "line ", "snmp-server ", "ntp ", "logging ",
-        "ip domain", "copp profile", "rmon ", "nxapi ",
-    ),
-}
 
 
 def top_level_blocks(text: str) -> list[tuple[str, list[str]]]:
@@ -36,9 +24,9 @@ def top_level_blocks(text: str) -> list[tuple[str, list[str]]]:
     return blocks
 
 
-def carry_preserved(platform: str, running: str, candidate: str) -> str:
-    """The candidate plus every preserved block of the running config it does not already configure."""
-    prefixes = PRESERVED_PREFIXES.get(platform, ())
+def carry_preserved(prefixes: tuple[str, ...], running: str, candidate: str) -> str:
+    """The candidate plus every preserved block (a header starting with one of `prefixes`, which the
+    platform's unit lists) of the running config it does not already configure."""
     configured = {header for header, _ in top_level_blocks(candidate)}
     carried = [
         "\n".join(lines)
@@ -54,8 +42,7 @@ def carry_preserved(platform: str, running: str, candidate: str) -> str:
     return body + "\n" + "\n".join(carried) + tail + "\n"
 
 
-def without_preserved(platform: str, running: str) -> str:
+def without_preserved(prefixes: tuple[str, ...], running: str) -> str:
     """The running config minus the blocks a replace carries over (accounts and secrets among them)."""
-    prefixes = PRESERVED_PREFIXES[platform]
     kept = [lines for header, lines in top_level_blocks(running) if not header.startswith(prefixes)]
     return "\n".join(line for block in kept for line in block) + "\n"

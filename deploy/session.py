@@ -67,6 +67,14 @@ class DeviceSession(ABC):
     native_diff: ClassVar[bool]
     # `rollback` can return the device to its state before the last commit.
     can_rollback: ClassVar[bool]
+    # The device has a running config to save before a change (`backup`); a host's script is its own source.
+    has_backup: ClassVar[bool] = True
+    # Its diff runs on the device and keeps a CPU busy there (a host's script --check): run those after
+    # the switches in a dry run, so no switch session waits behind them into its own timeout.
+    heavy_diff: ClassVar[bool] = False
+    # Sessions another client left on the device that block new ones, and whether to abort them first;
+    # None where the platform has no such sessions.
+    clear_stale_sessions: ClassVar[bool | None] = None
 
     def __init__(self, access: Access, run_id: str | None = None) -> None:
         self.access = access

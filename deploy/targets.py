@@ -3,29 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import cache
 
 from rocefab.deploy.fleet import Target
 from rocefab.deploy.inventory import Access, Inventory, PasswordSource
 from rocefab.deploy.session import DeviceSession
+from rocefab.platforms import UNITS, host_unit, unit
 from rocefab.renderers.plan import FabricPlan, Role
 from rocefab.renderers.render import RenderedFile
 
 
-@cache
 def session_classes() -> dict[str, type[DeviceSession]]:
-    """The session class of each device kind. Imported on first use: NAPALM alone takes a quarter of a
-    second to import, which `rocefab render` and `plan` should not pay."""
-    from rocefab.deploy.cumulus import CumulusSession
-    from rocefab.deploy.eos import EosSession
-    from rocefab.deploy.hostsession import HostSession
-    from rocefab.deploy.nxos import NxosSession
-
-    return {"eos": EosSession, "nxos": NxosSession, "cumulus": CumulusSession, "host": HostSession}
-
-
-# The rendered file each kind of device takes as its candidate.
-CANDIDATE_KIND = {"eos": "eos-config", "nxos": "nxos-config", "cumulus": "nvue-yaml", "host": "host-script"}
+    """The session class of each device kind, from its unit. Each unit imports its driver on first use:
+    NAPALM alone takes a quarter of a second to import, which `rocefab render` and `plan` should not pay."""
+    return {key: u.session() for key, u in UNITS.items()}
 
 
 class InventoryMismatch(Exception):
@@ -39,18 +29,18 @@ def open_session(access: Access, run_id: str | None = None) -> DeviceSession:
 
 
 def session_factory(clear_stale_sessions: bool = False) -> Callable[[Access, str], DeviceSession]:
-    """Sessions for each device kind; optionally EOS sessions that first abort stale NAPALM sessions."""
+    """Sessions for each device kind; optionally sessions that first abort stale sessions another tool (a
+    crashed NAPALM client) left, on the platforms that have them."""
     if not clear_stale_sessions:
         return open_session
-    eos = session_classes()["eos"]
-    clearing = type("ClearingEosSession", (eos,), {"clear_stale_sessions": True})
-    classes: dict[str, type[DeviceSession]] = {**session_classes(), "eos": clearing}
+    classes = {key: type(f"Clearing{cls.__name__}", (cls,), {"clear_stale_sessions": True})
+               if cls.clear_stale_sessions is not None else cls for key, cls in session_classes().items()}
     return lambda access, run_id: classes[access.kind](access, run_id)
 
 
 def device_kinds(plan: FabricPlan) -> dict[str, str]:
     kinds = {sw.name: sw.platform for sw in plan.switches}
-    kinds.update({host.name: "host" for host in plan.hosts})
+    kinds.update({host.name: host_unit().key for host in plan.hosts})
     return kinds
 
 
@@ -65,7 +55,7 @@ def build_targets(
         raise InventoryMismatch(missing)
     candidates = {(f.device, f.kind): f.content for f in files}
     return [
-        Target(inventory.access(name, kinds[name], passwords), candidates[(name, CANDIDATE_KIND[kinds[name]])])
+        Target(inventory.access(name, kinds[name], passwords), candidates[(name, unit(kinds[name]).candidate_kind)])
         for name in wanted
     ]
 

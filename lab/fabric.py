@@ -12,23 +12,11 @@ from typing import Any, Protocol
 
 import yaml
 
-from rocefab.lab.cumulus_nvue import CumulusDevice
-from rocefab.lab.eos_eapi import EosDevice, serve_eos
-from rocefab.lab.linux_host import LinuxHost
-from rocefab.lab.nxos_device import NxosDevice, serve_nxos
-from rocefab.lab.sshd import LabSSHServer
 from rocefab.lab.tls import LabCertificate, self_signed
-from rocefab.renderers.plan import FabricPlan, Host, Switch
+from rocefab.platforms import host_unit, unit
+from rocefab.renderers.plan import FabricPlan
 
-EOS_VERSION = "4.34.1F"
-USERS = {"eos": "admin", "nxos": "admin", "cumulus": "cumulus", "host": "root"}
-
-
-def _planned_speeds(host: Host) -> dict[str, int]:
-    """Every fabric port of a lab host comes up at the speed the plan gives it, in Mb/s as sysfs reports it."""
-    speeds = {m.netdev: bond.speed_gbps * 1000 for bond in host.bonds for m in bond.members}
-    speeds.update({nic.netdev: nic.speed_gbps * 1000 for nic in host.nics})
-    return speeds
+DEFAULT_USER = "admin"  # the login of emulators whose inventory entry names none
 
 
 class Stoppable(Protocol):
@@ -62,40 +50,14 @@ class FabricLab:
             shutil.rmtree(self.folder / sandbox, ignore_errors=True)
         try:
             for switch in self.plan.switches:
-                self.devices.append(self._switch(switch))
+                self.devices.append(unit(switch.platform).emulator()(switch, self.folder, self.password,
+                                                                      self.certificate))
+            hosts = host_unit().emulator()
             for host in self.plan.hosts:
-                self.devices.append(self._host(host))
+                self.devices.append(hosts(host, self.folder, self.password, self.certificate))
         except BaseException:
             self.stop()
             raise
-
-    def _switch(self, sw: Switch) -> LabDevice:
-        if sw.platform == "eos":
-            eos = serve_eos(EosDevice(sw.name, model=sw.model, version=EOS_VERSION, password=self.password),
-                            tls=self.certificate)
-            return LabDevice(sw.name, "eos", eos, {"host": eos.host, "port": eos.port, "transport": "eapi"})
-        if sw.platform == "nxos":
-            nxos = serve_nxos(NxosDevice(sw.name, password=self.password), tls=self.certificate)
-            return LabDevice(sw.name, "nxos", nxos,
-                             {"host": nxos.host, "port": nxos.http_port, "ssh_port": nxos.ssh_port,
-                              "transport": "nxapi"},
-                             f"[{nxos.host}]:{nxos.ssh_port} {nxos.host_key_public}")
-        device = CumulusDevice(self.folder / "devices" / sw.name, sw.name, username=USERS["cumulus"],
-                               password=self.password, model=sw.model)
-        ssh = LabSSHServer(device, name=sw.name, workers=4)
-        return LabDevice(sw.name, "cumulus", ssh, {"host": ssh.host, "port": ssh.port, "transport": "nvue-ssh",
-                                                   "username": USERS["cumulus"]}, ssh.known_hosts_line())
-
-    def _host(self, host: Host) -> LabDevice:
-        netdevs = [*(m.netdev for bond in host.bonds for m in bond.members), *(n.netdev for n in host.nics)]
-        lag = {bond.rdma_device: (bond.members[0].netdev, bond.members[1].netdev) for bond in host.bonds}
-        device = LinuxHost(self.folder / "hosts" / host.name, host.name, netdevs, lag,
-                           rdma={n.netdev: n.rdma_device for n in host.nics}, speeds=_planned_speeds(host),
-                           username=USERS["host"],
-                           password=self.password)
-        ssh = LabSSHServer(device, name=host.name, workers=4)
-        return LabDevice(host.name, "host", ssh, {"host": ssh.host, "port": ssh.port, "transport": "ssh",
-                                                  "username": USERS["host"]}, ssh.known_hosts_line())
 
     def emulator(self, name: str) -> Any:
         """The emulated device behind `name` (EosDevice, NxosDevice, CumulusDevice or LinuxHost): its state and
@@ -121,7 +83,7 @@ class FabricLab:
             "".join(f"{d.known_host}\n" for d in self.devices if d.known_host), encoding="utf-8")
         inventory = {
             "defaults": {
-                "username": USERS["eos"],
+                "username": DEFAULT_USER,
                 "password_file": str(password),
                 "ca_file": str(self.folder / "lab-ca.pem"),
                 "known_hosts": str(self.folder / "known_hosts"),

@@ -24,7 +24,6 @@ from pydantic import (
 )
 
 from rocefab.models.base import IntentModel
-from rocefab.models.catalogue import Multihoming
 from rocefab.models.types import (
     DeviceName,
     Distinct,
@@ -42,6 +41,7 @@ from rocefab.models.types import (
     VlanName,
     whole_number_choice,
 )
+from rocefab.platforms.spec import Multihoming
 
 Dscp = Annotated[StrictInt, Field(ge=0, le=63, description="DSCP code point, 0-63")]
 Priority = Annotated[StrictInt, Field(ge=0, le=7, description="802.1p / switch priority, 0-7")]

@@ -12,7 +12,7 @@ import io
 from collections import Counter
 from dataclasses import dataclass
 
-from rocefab.models.catalogue import PLATFORMS, Platform
+from rocefab.models.catalogue import PLATFORMS
 from rocefab.renderers.cabling import Connection, connections
 from rocefab.renderers.natural import natural_key
 from rocefab.renderers.plan import FabricPlan
@@ -36,7 +36,7 @@ def bill_of_materials(plan: FabricPlan, rows: list[Connection] | None = None) ->
         models.setdefault(switch.model, []).append(switch.role.value)
     for model, roles in sorted(models.items(), key=lambda m: natural_key(m[0])):
         platform = next(s for s in plan.switches if s.model == model).platform
-        spec = PLATFORMS[Platform(platform)]
+        spec = PLATFORMS[platform]
         tiers = ", ".join(f"{n} {role}" for role, n in sorted(Counter(roles).items()))
         items.append(Item("switch", model, None, len(roles), f"{spec.display_name} {spec.release}; {tiers}"))
 

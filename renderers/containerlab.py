@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import yaml
 
+from rocefab.platforms import UNITS, ContainerlabNode, host_unit, unit
 from rocefab.renderers.natural import natural_key
 from rocefab.renderers.plan import Endpoint, FabricPlan, Host, Link, LinkKind, Role, Switch
 
@@ -38,21 +39,7 @@ MAX_HOSTS = 2
 # anything new: two still exercise ECMP, parallel BGP sessions and a two-member peer-link.
 MAX_PARALLEL_LINKS = 2
 
-# rocefab platform -> containerlab kind.
-KINDS: dict[str, str] = {"eos": "arista_ceos", "nxos": "cisco_n9kv", "cumulus": "nvidia_cumulusvx"}
-HOST_KIND = "linux"
-
-# Placeholder images; the switch tags are the release the plan targets (see `_images`).
-_IMAGE_REPOS: dict[str, str] = {
-    "arista_ceos": "ceos",
-    "cisco_n9kv": "vrnetlab/cisco_n9kv",
-    "nvidia_cumulusvx": "vrnetlab/nvidia_cumulus-vx",
-}
-HOST_IMAGE = "ghcr.io/srl-labs/network-multitool:latest"
-
 _NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
-_EOS_PORT = re.compile(r"Ethernet([1-9]\d*(?:/\d+)*)")
-_LINUX_IFNAME_MAX = 15
 
 _ROLE_TITLES: dict[Role, str] = {Role.SUPERSPINE: "super-spines", Role.SPINE: "spines", Role.LEAF: "leaves"}
 
@@ -207,23 +194,7 @@ def select_lab_cut(plan: FabricPlan) -> LabCut:
 
 def node_kind(switch: Switch) -> str:
     """The containerlab kind standing in for a switch's platform."""
-    try:
-        return KINDS[switch.platform]
-    except KeyError:
-        raise ValueError(f"{switch.name}: no containerlab kind for platform {switch.platform!r}") from None
-
-
-def ceos_interface(port: str) -> str | None:
-    """The cEOS container interface that comes up as an EOS port, if there is one.
-
-    >>> ceos_interface("Ethernet61/1"), ceos_interface("Ethernet5"), ceos_interface("Port-Channel1")
-    ('eth61_1', 'eth5', None)
-    """
-    match = _EOS_PORT.fullmatch(port)
-    if match is None:
-        return None
-    name = "eth" + match.group(1).replace("/", "_")
-    return name if len(name) <= _LINUX_IFNAME_MAX else None
+    return unit(switch.platform).containerlab.kind
 
 
 def container_interfaces(cut: LabCut) -> dict[Endpoint, str]:
@@ -244,20 +215,14 @@ def container_interfaces(cut: LabCut) -> dict[Endpoint, str]:
     for switch in cut.switches:
         listed = {p.name: i for i, p in enumerate(switch.ports)}
         ports = sorted(used.get(switch.name, []), key=lambda p: (listed.get(p, len(listed)), natural_key(p)))
-        kind = node_kind(switch)
-        names: list[str]
-        if kind == "arista_ceos" and all(ceos_interface(p) is not None for p in ports):
-            names = [ceos_interface(p) or "" for p in ports]
-        elif kind == "nvidia_cumulusvx":
-            names = [f"swp{i}" for i in range(1, len(ports) + 1)]
-        else:
-            names = [f"eth{i}" for i in range(1, len(ports) + 1)]
+        names = unit(switch.platform).containerlab.interfaces(ports)
         mapping.update({Endpoint(switch.name, p): n for p, n in zip(ports, names, strict=True)})
+    hosts = host_unit().containerlab
     for host in cut.hosts:
         nic_order = [m.netdev for b in host.bonds for m in b.members] + [n.netdev for n in host.nics]
         listed = {netdev: i for i, netdev in enumerate(nic_order)}
         ports = sorted(used.get(host.name, []), key=lambda p: (listed.get(p, len(listed)), natural_key(p)))
-        mapping.update({Endpoint(host.name, p): f"eth{i}" for i, p in enumerate(ports, start=1)})
+        mapping.update({Endpoint(host.name, p): n for p, n in zip(ports, hosts.interfaces(ports), strict=True)})
     return mapping
 
 
@@ -273,28 +238,18 @@ def _scalar(text: str) -> str:
 def _images(cut: LabCut) -> dict[str, str]:
     images: dict[str, str] = {}
     for switch in cut.switches:
-        kind = node_kind(switch)
-        images.setdefault(kind, f"{_IMAGE_REPOS[kind]}:{switch.release}")
+        node = unit(switch.platform).containerlab
+        images.setdefault(node.kind, f"{node.image}:{switch.release}")
     if cut.hosts:
-        images[HOST_KIND] = HOST_IMAGE
+        hosts = host_unit().containerlab
+        images[hosts.kind] = hosts.image
     return images
 
 
-_KIND_NOTES: dict[str, str] = {
-    "arista_ceos": "Arista cEOS-lab container; import it with `docker import cEOS64-lab-<version>.tar.xz <image>`.",
-    "cisco_n9kv": (
-        "Nexus 9000v VM packaged with srl-labs/vrnetlab; needs /dev/kvm and by default 10 GB RAM and 4 vCPUs per "
-        "node (n9kv-lite: set env QEMU_MEMORY: 6144 and QEMU_SMP: 2 on the kind)."
-    ),
-    "nvidia_cumulusvx": (
-        "Cumulus VX VM packaged with srl-labs/vrnetlab; needs /dev/kvm and a containerlab release that has this "
-        "kind. NVIDIA discontinued Cumulus VX after 5.12.1, so use the newest VX you have. containerlab's older "
-        "container-based `cvx` kind takes the same swpN names but is no longer maintained."
-    ),
-    HOST_KIND: "GPU hosts; any Linux image with iproute2. Nothing is configured on them.",
-}
+def _nodes_by_kind() -> dict[str, ContainerlabNode]:
+    return {u.containerlab.kind: u.containerlab for u in UNITS.values()}
 
-_RELEASE_NAMES: dict[str, str] = {"eos": "EOS", "nxos": "NX-OS", "cumulus": "Cumulus Linux"}
+
 _WIDTH = 116
 
 
@@ -326,19 +281,17 @@ def _header(plan: FabricPlan, cut: LabCut, images: dict[str, str]) -> list[str]:
         "Images: the tags under topology.kinds are placeholders (a switch tag names the release the plan "
         "targets); edit them to the images you have built or imported."
     )
-    releases = {node_kind(s): (s.platform, s.release) for s in cut.switches}
+    releases = {node_kind(s): s.release for s in cut.switches}
+    nodes = _nodes_by_kind()
     for kind in images:
-        target = ""
-        if kind in releases:
-            platform, release = releases[kind]
-            target = f"(plan target: {_RELEASE_NAMES.get(platform, platform)} {release}) "
-        lines += _comment(f"{target}{_KIND_NOTES[kind]}", f"#   {kind}: ", "#     ")
+        node = nodes[kind]
+        target = f"(plan target: {node.release_name} {releases[kind]}) " if kind in releases else ""
+        lines += _comment(f"{target}{node.note}", f"#   {kind}: ", "#     ")
     lines += ["#"]
+    switch_notes = [u.containerlab.interfaces_note for u in UNITS.values() if u.is_switch]
     lines += _comment(
         "Interfaces: a container has few ports, so each kept switch port maps to a container interface. "
-        "arista_ceos keeps the physical numbering (ethX_Y comes up as EthernetX/Y in cEOS; eth1, eth2, ... if a "
-        "port has no such name), cisco_n9kv counts eth1, eth2, ... (Ethernet1/1, Ethernet1/2, ... in NX-OS), "
-        "nvidia_cumulusvx counts swp1, swp2, ... and hosts count eth1, eth2, ... in NIC order. The comment above "
+        f"{', '.join(switch_notes)} and {host_unit().containerlab.interfaces_note}. The comment above "
         "each link names the physical ports it stands for; each node's rocefab-port-<interface> labels record "
         "the same mapping."
     )
@@ -385,8 +338,10 @@ def render_containerlab(plan: FabricPlan) -> str:
             ("rocefab-model", switch.model),
         ]
         lines += _node(switch.name, node_kind(switch), switch.role.value, labels, by_device.get(switch.name, []))
+    hosts = host_unit()
     for host in cut.hosts:
-        lines += _node(host.name, HOST_KIND, "host", [("rocefab-role", "host")], by_device.get(host.name, []))
+        lines += _node(host.name, hosts.containerlab.kind, hosts.key, [("rocefab-role", hosts.key)],
+                       by_device.get(host.name, []))
 
     lines += ["", "  links:"]
     for link in cut.links:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from rocefab.models.catalogue import PLATFORMS, Platform
+from rocefab.platforms import UNITS, DiagramStyle, host_unit
 from rocefab.renderers.plan import FabricPlan, Host, LinkKind, Role, Switch
 from rocefab.renderers.summary import bandwidth
 
@@ -23,12 +23,12 @@ TOOLTIP_NAMES = 4  # names a group's tooltip lists before eliding the middle
 _TIMES, _DASH = "\N{MULTIPLICATION SIGN}", "\N{EN DASH}"  # spelled out: ruff flags the look-alike glyphs
 
 _PLURAL = {"superspine": "super-spines", "spine": "spines", "leaf": "leaves", "host": "hosts"}
-_STYLES = {  # css class: (fill, stroke, corner radius, legend text)
-    Platform.EOS.value: ("#dbe8f8", "#1f5fa8", 0, PLATFORMS[Platform.EOS].display_name),
-    Platform.NXOS.value: ("#dcf1e2", "#1e7b3c", 12, PLATFORMS[Platform.NXOS].display_name),
-    Platform.CUMULUS.value: ("#fde8d2", "#b45f06", 5, PLATFORMS[Platform.CUMULUS].display_name),
-    "mixed": ("#eeeeee", "#555555", 5, "mixed platforms"),
-    "host": ("#f4f4f4", "#777777", 2, "GPU servers"),
+_MIXED = DiagramStyle("#eeeeee", "#555555", 5, "mixed platforms")
+# css class: (fill, stroke, corner radius, legend text); switch platforms, then a group of several, then hosts
+_STYLES: dict[str, tuple[str, str, int, str]] = {
+    key: (s.fill, s.stroke, s.corner_radius, s.legend)
+    for key, s in [*((u.key, u.diagram) for u in UNITS.values() if u.is_switch), ("mixed", _MIXED),
+                   (host_unit().key, host_unit().diagram)]
 }
 
 # Geometry, in SVG user units (px).
@@ -173,7 +173,7 @@ def _host_groups(plan: FabricPlan, leaf_of: dict[str, _Group]) -> list[_Group]:
             if first.bonds:
                 bonds = "1 bond" if len(first.bonds) == 1 else f"{len(first.bonds)} bonds"
                 lines.append(f"{bonds} of 2 {_TIMES} {first.bonds[0].speed_gbps}G")
-        groups.append(_Group("host", names, lines, "host", anchors=anchors))
+        groups.append(_Group("host", names, lines, host_unit().key, anchors=anchors))
     return groups
 
 

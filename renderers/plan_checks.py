@@ -6,6 +6,7 @@ from collections import Counter
 
 from rocefab.models.checks.qos import L2_OVERHEAD_BYTES
 from rocefab.models.findings import Finding, Severity
+from rocefab.platforms import unit
 from rocefab.renderers.natural import natural_key
 from rocefab.renderers.plan import FabricPlan, LinkKind, Role
 
@@ -120,16 +121,19 @@ def _reach(plan: FabricPlan) -> list[Finding]:
 def _platform_limits(plan: FabricPlan) -> list[Finding]:
     found: list[Finding] = []
     q = plan.qos
-    platforms = {s.platform for s in plan.switches}
+    specs = sorted({spec for s in plan.switches if (spec := unit(s.platform).spec)}, key=lambda s: s.key)
     defaults = q.watchdog_polling_interval_ms == 100 and q.watchdog_robustness == 3
-    if "nxos" in platforms and q.watchdog_enabled and not defaults:
+    without = [s.display_name for s in specs if not s.pfc_watchdog_timers]
+    if without and q.watchdog_enabled and not defaults:
+        others = [s.display_name for s in specs if s.pfc_watchdog_timers]
         found.append(Finding(
             "watchdog-timers-not-rendered", Severity.WARNING, ("qos", "pfc", "watchdog"),
-            "NX-OS switches get the PFC watchdog with their default 100 ms interval; the custom timers apply "
-            "to Cumulus and EOS only",
+            f"{', '.join(without)} switches get the PFC watchdog with their default 100 ms interval; the custom "
+            f"timers apply to {' and '.join(others) or 'no switch of this fabric'} only",
         ))
     for sw in plan.switches:
-        if sw.mlag and sw.mlag.kind == "vpc" and sw.mlag.keepalive_source is None and sw.mlag.primary:
+        spec = unit(sw.platform).spec
+        if sw.mlag and spec and spec.keepalive_out_of_band and sw.mlag.keepalive_source is None and sw.mlag.primary:
             found.append(Finding(
                 "vpc-keepalive-inband", Severity.WARNING, ("management",),
                 f"vPC pair {sw.pair}: peer-keepalive runs between loopbacks over the fabric",

@@ -384,7 +384,7 @@ class _PlannerBase:
             name=d.name,
             role=d.role,
             model=d.model.name,
-            platform=spec.key.value,
+            platform=spec.key,
             release=spec.release,
             pair=d.pair,
             pod=d.pod,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from rocefab.models.catalogue import PLATFORMS, Platform, lookup_model
-from rocefab.renderers import cumulus, eos, hosts, nxos
+from rocefab.models.catalogue import lookup_model
+from rocefab.platforms import host_unit, unit
 from rocefab.renderers.bom import render_bom_csv
 from rocefab.renderers.cabling import connections, render_cabling_csv
 from rocefab.renderers.containerlab import render_containerlab
@@ -24,34 +24,22 @@ class RenderedFile:
     executable: bool = False
 
 
-# Each platform's renderer returns its files as (suffix, kind, content).
-SwitchRenderer = Callable[[FabricPlan, Switch, str], list[tuple[str, str, str]]]
-SWITCH_RENDERERS: dict[Platform, SwitchRenderer] = {
-    Platform.EOS: eos.render_switch,
-    Platform.NXOS: nxos.render_switch,
-    Platform.CUMULUS: cumulus.render_switch,
-}
-
-
 def target_of(switch: Switch) -> str:
-    spec = PLATFORMS[Platform(switch.platform)]
     model = lookup_model(switch.model)
     asic = f", {model.asic}" if model else ""
-    return f"{spec.display_name} {spec.release} on {switch.model}{asic}"
+    return f"{unit(switch.platform).target} on {switch.model}{asic}"
 
 
 def _switch_files(plan: FabricPlan, switch: Switch) -> list[RenderedFile]:
-    target = target_of(switch)
-    return [RenderedFile(f"switches/{switch.name}{suffix}", switch.name, kind, content)
-            for suffix, kind, content in SWITCH_RENDERERS[Platform(switch.platform)](plan, switch, target)]
+    files = unit(switch.platform).files()(plan, switch, target_of(switch))
+    return [RenderedFile(f"switches/{switch.name}{f.suffix}", switch.name, f.kind, f.content, f.executable)
+            for f in files]
 
 
 def _host_files(plan: FabricPlan, host: Host) -> list[RenderedFile]:
-    return [
-        RenderedFile(f"hosts/{hosts.script_name(host)}", host.name, "host-script", hosts.render_script(plan, host),
-                     executable=True),
-        RenderedFile(f"hosts/{host.name}.nccl.env", host.name, "nccl-env", hosts.render_nccl_env(plan, host)),
-    ]
+    hosts = host_unit()
+    return [RenderedFile(f"hosts/{host.name}{f.suffix}", host.name, f.kind, f.content, f.executable)
+            for f in hosts.files()(plan, host, hosts.target)]
 
 
 def device_files(plan: FabricPlan, devices: Iterable[int]) -> list[RenderedFile]:

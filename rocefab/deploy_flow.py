@@ -24,6 +24,7 @@ from rocefab.deploy.session import new_run_id
 from rocefab.deploy.targets import InventoryMismatch, build_targets, open_session, rollout_waves, session_factory
 from rocefab.models.loader import IntentLoadError
 from rocefab.pipeline_commands import checked_plan
+from rocefab.platforms import unit
 from rocefab.renderers.plan import FabricPlan
 from rocefab.renderers.render import render_fabric
 
@@ -154,7 +155,7 @@ def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, bac
     waves = [wave for wave in waves if wave]
     run_id = new_run_id()
     folder = backup_dir / run_id
-    switches = [t for t in targets if t.access.kind != "host"]
+    switches = [t for t in targets if unit(t.access.kind).session().has_backup]
     with _locked(inventory, "apply", run_id, force_unlock):
         with _progress(len(switches), "backup") as progress:
             backups = _run(progress, Fleet(switches, sessions, concurrency, run_id=run_id,

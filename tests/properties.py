@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass
 
 from rocefab.models.loader import load_yaml12
+from rocefab.platforms.nxos.config import qos_group
 from rocefab.renderers.configtext import parse_indented
-from rocefab.renderers.nxos import qos_group
 from rocefab.renderers.plan import FabricPlan, Switch
 from rocefab.renderers.render import RenderedFile
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import EXAMPLES, example_files
 
 from rocefab.models.loader import load_yaml12
-from rocefab.renderers.cumulus import nv_set_commands
+from rocefab.platforms.cumulus.config import nv_set_commands
 
 CUMULUS = [(name, f.device) for name in EXAMPLES for f in example_files(name) if f.kind == "nvue-yaml"]
 

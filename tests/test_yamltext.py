@@ -10,8 +10,7 @@ from conftest import EXAMPLES, example_plan
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from rocefab.models.catalogue import Platform
-from rocefab.renderers.cumulus import nvue_document
+from rocefab.platforms.cumulus.config import nvue_document
 from rocefab.renderers.yamltext import _PLAIN, dump_block
 
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -68,7 +67,7 @@ def example_nvue_documents() -> list[Any]:
     documents = []
     for name in EXAMPLES:
         plan = example_plan(name)
-        documents += [[{"set": nvue_document(plan, s)}] for s in plan.switches if s.platform == Platform.CUMULUS][:8]
+        documents += [[{"set": nvue_document(plan, s)}] for s in plan.switches if s.platform == "cumulus"][:8]
     assert documents
     return documents
 

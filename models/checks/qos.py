@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from rocefab.models.catalogue import NXOS_STRICT_QOS_GROUP, Platform
 from rocefab.models.checks.common import error, info, models_in_use, warning
 from rocefab.models.findings import Finding
 from rocefab.models.intent import Intent
@@ -51,15 +50,16 @@ def check(intent: Intent) -> list[Finding]:
             f"CNP priority {cnp.priority} is a lossless (PFC) priority",
             "CNPs must bypass the paused RoCE queue: give them their own strict-priority class (6 by convention)",
         ))
-    # NX-OS queues strictly only from the top qos-group down, and its CNP class takes group 7 (see
-    # renderers/nxos.py); a lossless class there would have nowhere to go.
-    if roce.priority == NXOS_STRICT_QOS_GROUP and any(m.spec.key is Platform.NXOS for _, m in models_in_use(intent)):
-        found.append(error(
-            "lossless-on-strict-queue", ("qos", "roce", "priority"),
-            f"RoCE priority {roce.priority} is the queue NX-OS must give to CNPs: it serves strict priority "
-            f"only on its highest qos-group",
-            "use priority 3 for RoCE, the convention every platform and NIC default agrees on",
-        ))
+    # A platform that queues strictly only from one qos-group gives that group to CNPs (NX-OS: group 7);
+    # a lossless class there would have nowhere to go.
+    for spec in sorted({m.spec for _, m in models_in_use(intent)}, key=lambda s: s.key):
+        if spec.strict_qos_group is not None and roce.priority == spec.strict_qos_group:
+            found.append(error(
+                "lossless-on-strict-queue", ("qos", "roce", "priority"),
+                f"RoCE priority {roce.priority} is the queue {spec.display_name} must give to CNPs: it serves "
+                f"strict priority only on its highest qos-group",
+                "use priority 3 for RoCE, the convention every platform and NIC default agrees on",
+            ))
     if cnp.dscp == roce.dscp:
         found.append(error(
             "cnp-dscp-conflict", ("qos", "cnp", "dscp"),

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from rocefab.deploy.cumulus import CumulusSession
 from rocefab.deploy.fleet import Fleet, Status, Target
-from rocefab.deploy.hostsession import HostSession
 from rocefab.deploy.inventory import Access, Secret, Transport
 from rocefab.lab.cumulus_nvue import CumulusDevice
 from rocefab.lab.linux_host import LinuxHost
 from rocefab.lab.sshd import LabSSHServer
+from rocefab.platforms.cumulus.session import CumulusSession
+from rocefab.platforms.host.session import HostSession
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.plan import FabricPlan
 from rocefab.renderers.render import render_fabric

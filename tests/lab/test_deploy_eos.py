@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from rocefab.deploy.eos import EosSession
 from rocefab.deploy.fleet import Fleet, Status, Target
 from rocefab.deploy.inventory import Access, Secret, Transport
 from rocefab.deploy.session import DeployError
 from rocefab.lab.eos_eapi import EosDevice, EosServer, serve_eos
+from rocefab.platforms.eos.session import EosSession
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.render import render_fabric
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rocefab.platforms.unit import UnitFile
 from rocefab.renderers.common import egress_queues, seconds, unused_children
 from rocefab.renderers.natural import natural_key
 from rocefab.renderers.plan import FabricPlan, PortRole, Qos, Switch
@@ -115,8 +116,8 @@ def _bgp(switch: Switch) -> dict[str, Any]:
     }
 
 
-def render_switch(plan: FabricPlan, switch: Switch, target: str) -> list[tuple[str, str, str]]:
-    return [(".cfg", "eos-config", render_config(plan, switch, target))]
+def render_switch(plan: FabricPlan, switch: Switch, target: str) -> list[UnitFile]:
+    return [UnitFile(".cfg", "eos-config", render_config(plan, switch, target))]
 
 
 def render_config(plan: FabricPlan, switch: Switch, target: str) -> str:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from rocefab.models.catalogue import NXOS_STRICT_QOS_GROUP
+from rocefab.platforms.nxos import SPEC
+from rocefab.platforms.unit import UnitFile
 from rocefab.renderers.common import DEFAULT_PRIORITY, dscps_by_priority, egress_queues
 from rocefab.renderers.natural import natural_key
 from rocefab.renderers.plan import FabricPlan, PortRole, Switch
 from rocefab.renderers.templating import header_lines, render
+
+STRICT_QOS_GROUP = SPEC.strict_qos_group or 7
 
 CLASSIFY_POLICY = "ROCE-CLASSIFY"
 QUEUING_POLICY = "ROCE-EGRESS"
@@ -20,8 +23,8 @@ def qos_group(priority: int, cnp_priority: int) -> int:
     """The qos-group (= egress queue) of a fabric priority on NX-OS: CNP's priority and 7 trade places,
     every other priority keeps its number. Qos-groups are internal to the switch; hosts never see them."""
     if priority == cnp_priority:
-        return NXOS_STRICT_QOS_GROUP
-    if priority == NXOS_STRICT_QOS_GROUP:
+        return STRICT_QOS_GROUP
+    if priority == STRICT_QOS_GROUP:
         return cnp_priority
     return priority
 
@@ -112,8 +115,8 @@ def _ethernets(switch: Switch) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: natural_key(r["name"]))
 
 
-def render_switch(plan: FabricPlan, switch: Switch, target: str) -> list[tuple[str, str, str]]:
-    return [(".cfg", "nxos-config", render_config(plan, switch, target))]
+def render_switch(plan: FabricPlan, switch: Switch, target: str) -> list[UnitFile]:
+    return [UnitFile(".cfg", "nxos-config", render_config(plan, switch, target))]
 
 
 def render_config(plan: FabricPlan, switch: Switch, target: str) -> str:

@@ -13,6 +13,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from rocefab.platforms.unit import UnitFile
 from rocefab.renderers.common import egress_queues, unused_children
 from rocefab.renderers.natural import natural_key
 from rocefab.renderers.plan import FabricPlan, PortRole, Switch
@@ -192,7 +193,7 @@ def nv_set_commands(tree: Tree, prefix: str = "nv set") -> list[str]:
     return lines
 
 
-def render_switch(plan: FabricPlan, switch: Switch, target: str) -> list[tuple[str, str, str]]:
+def render_switch(plan: FabricPlan, switch: Switch, target: str) -> list[UnitFile]:
     """The NVUE document twice: as the YAML `nv config replace` takes, and as `nv set` commands.
 
     The YAML writer quotes strings such as 'on' that a YAML 1.1 reader would turn into booleans."""
@@ -201,4 +202,4 @@ def render_switch(plan: FabricPlan, switch: Switch, target: str) -> list[tuple[s
     body = dump_block([{"set": document}])
     yaml_text = "".join(f"# {line}\n" for line in header) + body
     commands = render("cumulus/nv-set.j2", header=header, commands="\n".join(nv_set_commands(document)))
-    return [(".nvue.yaml", "nvue-yaml", yaml_text), (".nv-set.txt", "nvue-commands", commands)]
+    return [UnitFile(".nvue.yaml", "nvue-yaml", yaml_text), UnitFile(".nv-set.txt", "nvue-commands", commands)]

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from rocefab.platforms.host import TARGET
+from rocefab.platforms.unit import UnitFile
 from rocefab.renderers.plan import FabricPlan, Host, HostNic
 from rocefab.renderers.templating import header_lines, render
-
-TARGET = "Linux with NVIDIA ConnectX (MLNX_OFED/DOCA mlx5 driver), bash 4+"
 
 
 def script_name(host: Host) -> str:
@@ -59,3 +59,9 @@ def render_script(plan: FabricPlan, host: Host) -> str:
 
 def render_nccl_env(plan: FabricPlan, host: Host) -> str:
     return render("host/nccl.env.j2", **_context(plan, host))
+
+
+def render_host(plan: FabricPlan, host: Host, target: str) -> list[UnitFile]:
+    """The host's files: its NIC/bond script (the deploy candidate) and its NCCL environment."""
+    return [UnitFile(".roce.sh", "host-script", render_script(plan, host), executable=True),
+            UnitFile(".nccl.env", "nccl-env", render_nccl_env(plan, host))]

@@ -20,6 +20,7 @@ from napalm.base.exceptions import (
 
 from rocefab.deploy.preserve import carry_preserved, without_preserved
 from rocefab.deploy.session import DeployError, DeviceSession, describe
+from rocefab.platforms.eos import PRESERVED
 
 # napalm 5.2.0 lets pyeapi's own ConnectionError (bad password, refused connection) escape `open()`.
 _CONNECT_ERRORS: tuple[type[BaseException], ...] = (ConnectionException, pyeapi.eapilib.ConnectionError, OSError)
@@ -102,13 +103,13 @@ class EosSession(DeviceSession):
             self._device.config_session = f"{SESSION_PREFIX}{self.run_id}_{next(_SESSION_NUMBERS)}"
 
     def backup(self) -> str:
-        return without_preserved("eos", self.running_config())
+        return without_preserved(PRESERVED, self.running_config())
 
     def load(self, candidate: str, replace: bool = True) -> None:
         try:
             self._name_session()
             if replace:
-                config = carry_preserved("eos", self.running_config(), candidate)
+                config = carry_preserved(PRESERVED, self.running_config(), candidate)
                 self._device.load_replace_candidate(config=config)
             else:
                 self._device.load_merge_candidate(config=candidate)

@@ -22,6 +22,8 @@ class HostSession(SshDeviceSession):
     commit_confirm: ClassVar[bool] = False
     native_diff: ClassVar[bool] = True
     can_rollback: ClassVar[bool] = False
+    has_backup: ClassVar[bool] = False
+    heavy_diff: ClassVar[bool] = True
     _staged: str | None = None
 
     def open(self) -> None:

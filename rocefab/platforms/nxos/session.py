@@ -27,6 +27,7 @@ from paramiko.ssh_exception import SSHException
 from rocefab.deploy.inventory import Transport
 from rocefab.deploy.preserve import carry_preserved, without_preserved
 from rocefab.deploy.session import DeployError, DeviceSession, describe
+from rocefab.platforms.nxos import PRESERVED
 
 # NAPALM's NX-OS drivers let NX-API, netmiko and paramiko errors through alongside their own.
 _ERRORS = (
@@ -109,12 +110,12 @@ class NxosSession(DeviceSession):
         return str(self._device.get_config(retrieve="running")["running"])
 
     def backup(self) -> str:
-        return without_preserved("nxos", self.running_config())
+        return without_preserved(PRESERVED, self.running_config())
 
     def load(self, candidate: str, replace: bool = True) -> None:
         try:
             if replace:
-                config = carry_preserved("nxos", self.running_config(), candidate)
+                config = carry_preserved(PRESERVED, self.running_config(), candidate)
                 self._device.load_replace_candidate(config=config)
             else:
                 self._device.load_merge_candidate(config=candidate)

@@ -1,0 +1,74 @@
+"""NVIDIA Cumulus Linux (NVUE): the YAML document `nv config replace` takes, staged and applied over SSH
+(`nv config diff|apply --confirm`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from rocefab.platforms.spec import Multihoming, PlatformSpec
+from rocefab.platforms.unit import ContainerlabNode, DeviceUnit, DiagramStyle, EmulatorFactory, FileRenderer
+
+if TYPE_CHECKING:
+    from rocefab.deploy.session import DeviceSession
+
+SPEC = PlatformSpec(
+    key="cumulus",
+    display_name="NVIDIA Cumulus Linux (NVUE)",
+    release="5.14",
+    mtu_max_bytes=9216,
+    mgmt_interface="eth0",
+    port_format="swp{cage}",
+    child_format="swp{cage}s{index0}",
+    multihoming=(Multihoming.MLAG,),
+    bgp_unnumbered=True,
+    ecmp_max_paths=128,
+    # Cumulus keeps 3725-3999 for internal use by default (bridge reserved-vlan-range).
+    reserved_vlans=((3725, 3999),),
+    peer_vlan_default=4094,
+    lag_format="bond{n}",
+    peer_link_lag="peerlink",
+    peer_session_interface="peerlink.4094",
+)
+
+
+def _container_interfaces(ports: Sequence[str]) -> list[str]:
+    return [f"swp{i}" for i in range(1, len(ports) + 1)]
+
+
+def _files() -> FileRenderer:
+    from rocefab.platforms.cumulus.config import render_switch
+
+    return render_switch
+
+
+def _session() -> type[DeviceSession]:
+    from rocefab.platforms.cumulus.session import CumulusSession
+
+    return CumulusSession
+
+
+def _emulator() -> EmulatorFactory:
+    from rocefab.platforms.cumulus.emulator import start
+
+    return start
+
+
+UNIT = DeviceUnit(
+    key="cumulus",
+    display_name=SPEC.display_name,
+    spec=SPEC,
+    target=f"{SPEC.display_name} {SPEC.release}",
+    candidate_kind="nvue-yaml",
+    transports=("nvue-ssh",),
+    files=_files,
+    session=_session,
+    emulator=_emulator,
+    containerlab=ContainerlabNode(
+        kind="nvidia_cumulusvx", image="vrnetlab/nvidia_cumulus-vx", release_name="Cumulus Linux",
+        interfaces=_container_interfaces, interfaces_note="nvidia_cumulusvx counts swp1, swp2, ...",
+        note="Cumulus VX VM packaged with srl-labs/vrnetlab; needs /dev/kvm and a containerlab release that has "
+             "this kind. NVIDIA discontinued Cumulus VX after 5.12.1, so use the newest VX you have. containerlab's "
+             "older container-based `cvx` kind takes the same swpN names but is no longer maintained."),
+    diagram=DiagramStyle("#fde8d2", "#b45f06", 5, SPEC.display_name),
+)

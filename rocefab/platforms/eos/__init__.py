@@ -1,0 +1,103 @@
+"""Arista EOS: running-config text over eAPI (NAPALM `eos`: configuration sessions, commit timer)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from rocefab.platforms.spec import Multihoming, PlatformSpec
+from rocefab.platforms.unit import ContainerlabNode, DeviceUnit, DiagramStyle, EmulatorFactory, FileRenderer
+
+if TYPE_CHECKING:
+    from rocefab.deploy.session import DeviceSession
+
+SPEC = PlatformSpec(
+    key="eos",
+    display_name="Arista EOS",
+    release="4.34",
+    mtu_max_bytes=9214,
+    mgmt_interface="Management1",
+    port_format="Ethernet{cage}/1",
+    child_format="Ethernet{cage}/{lane}",
+    multihoming=(Multihoming.MLAG,),
+    bgp_unnumbered=True,
+    ecmp_max_paths=128,
+    reserved_vlans=(),
+    peer_vlan_default=4094,
+    lag_format="Port-Channel{n}",
+    peer_link_lag="Port-Channel1000",
+    peer_session_interface=None,
+    # Arista's recommended MLAG reload delays: MLAG ports stay down 300 s after a reboot, others 330 s.
+    mlag_reload_delay_s=300,
+    non_mlag_reload_delay_s=330,
+)
+
+# Blocks of the running config a replace keeps: the device's accounts, management plane and logging.
+PRESERVED = (
+    "username ", "aaa ", "enable password", "enable secret", "role ", "management ssh", "management security",
+    "management api", "interface Management", "vrf instance", "ip route vrf ", "ntp ", "logging ", "snmp-server ",
+    "ip name-server", "dns domain", "daemon ",
+)
+
+_PORT = re.compile(r"Ethernet([1-9]\d*(?:/\d+)*)")
+_LINUX_IFNAME_MAX = 15
+
+
+def ceos_interface(port: str) -> str | None:
+    """The cEOS container interface that comes up as an EOS port, if there is one.
+
+    >>> ceos_interface("Ethernet61/1"), ceos_interface("Ethernet5"), ceos_interface("Port-Channel1")
+    ('eth61_1', 'eth5', None)
+    """
+    match = _PORT.fullmatch(port)
+    if match is None:
+        return None
+    name = "eth" + match.group(1).replace("/", "_")
+    return name if len(name) <= _LINUX_IFNAME_MAX else None
+
+
+def _container_interfaces(ports: Sequence[str]) -> list[str]:
+    """cEOS keeps physical numbering (`ethX_Y` is `EthernetX/Y`) when every kept port allows it."""
+    named = [ceos_interface(p) for p in ports]
+    if all(n is not None for n in named):
+        return [n or "" for n in named]
+    return [f"eth{i}" for i in range(1, len(ports) + 1)]
+
+
+def _files() -> FileRenderer:
+    from rocefab.platforms.eos.config import render_switch
+
+    return render_switch
+
+
+def _session() -> type[DeviceSession]:
+    from rocefab.platforms.eos.session import EosSession
+
+    return EosSession
+
+
+def _emulator() -> EmulatorFactory:
+    from rocefab.platforms.eos.emulator import start
+
+    return start
+
+
+UNIT = DeviceUnit(
+    key="eos",
+    display_name=SPEC.display_name,
+    spec=SPEC,
+    target=f"{SPEC.display_name} {SPEC.release}",
+    candidate_kind="eos-config",
+    transports=("eapi",),
+    files=_files,
+    session=_session,
+    emulator=_emulator,
+    containerlab=ContainerlabNode(
+        kind="arista_ceos", image="ceos", release_name="EOS", interfaces=_container_interfaces,
+        interfaces_note="arista_ceos keeps the physical numbering (ethX_Y comes up as EthernetX/Y in cEOS; eth1, "
+                        "eth2, ... if a port has no such name)",
+        note="Arista cEOS-lab container; import it with `docker import cEOS64-lab-<version>.tar.xz <image>`."),
+    diagram=DiagramStyle("#dbe8f8", "#1f5fa8", 0, SPEC.display_name),
+    preserved=PRESERVED,
+)

@@ -1,0 +1,54 @@
+"""GPU hosts (Linux, NVIDIA ConnectX): an idempotent NIC/bond script with `--check`, and an NCCL
+environment file; deployed by uploading the script over SFTP and running it over SSH."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from rocefab.platforms.unit import ContainerlabNode, DeviceUnit, DiagramStyle, EmulatorFactory, FileRenderer
+
+if TYPE_CHECKING:
+    from rocefab.deploy.session import DeviceSession
+
+TARGET = "Linux with NVIDIA ConnectX (MLNX_OFED/DOCA mlx5 driver), bash 4+"
+
+
+def _container_interfaces(ports: Sequence[str]) -> list[str]:
+    return [f"eth{i}" for i in range(1, len(ports) + 1)]
+
+
+def _files() -> FileRenderer:
+    from rocefab.platforms.host.config import render_host
+
+    return render_host
+
+
+def _session() -> type[DeviceSession]:
+    from rocefab.platforms.host.session import HostSession
+
+    return HostSession
+
+
+def _emulator() -> EmulatorFactory:
+    from rocefab.platforms.host.emulator import start
+
+    return start
+
+
+UNIT = DeviceUnit(
+    key="host",
+    display_name="GPU servers",
+    spec=None,
+    target=TARGET,
+    candidate_kind="host-script",
+    transports=("ssh",),
+    files=_files,
+    session=_session,
+    emulator=_emulator,
+    containerlab=ContainerlabNode(
+        kind="linux", image="ghcr.io/srl-labs/network-multitool:latest", release_name="Linux",
+        interfaces=_container_interfaces, interfaces_note="hosts count eth1, eth2, ... in NIC order",
+        note="GPU hosts; any Linux image with iproute2. Nothing is configured on them."),
+    diagram=DiagramStyle("#f4f4f4", "#777777", 2, "GPU servers"),
+)

@@ -1,0 +1,67 @@
+"""What a network operating system accepts, as data its platform unit declares and every layer reads.
+
+Renderers, checks and drivers ask these fields (the MTU ceiling, how ports and LAGs are named, whether BGP
+unnumbered works, which qos-group is served strictly) instead of testing a platform's name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Multihoming(StrEnum):
+    MLAG = "mlag"
+    VPC = "vpc"
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformSpec:
+    """What one network operating system accepts, for the release rocefab's templates target."""
+
+    key: str
+    display_name: str
+    release: str
+    mtu_max_bytes: int
+    mgmt_interface: str
+    # Port naming. `cage` is the front-panel cage number; a broken-out child also gets its 0-based index,
+    # 1-based index and first electrical lane (EOS names children by lane).
+    port_format: str
+    child_format: str
+    multihoming: tuple[Multihoming, ...]
+    bgp_unnumbered: bool
+    ecmp_max_paths: int
+    # VLAN ids the platform keeps for itself (inclusive ranges); rocefab's own MLAG peer VLAN is added by
+    # the planner per pair.
+    reserved_vlans: tuple[tuple[int, int], ...]
+    # Default VLAN of the routed SVI over the MLAG/vPC peer link (kept clear of the reserved ranges).
+    peer_vlan_default: int
+    lag_format: str  # name of LAG number n
+    peer_link_lag: str  # name of the LAG forming the MLAG/vPC peer link
+    # The leaf pair's backup BGP session rides the peer link: over this link-local interface where the
+    # NOS creates one (Cumulus peerlink.4094), otherwise over a /31 on the peer VLAN's SVI.
+    peer_session_interface: str | None
+    # The only qos-group the NOS serves strictly, which the CNP class must take whatever its fabric priority
+    # (NX-OS queues strictly only from its highest group down); None where priorities are queued as they are.
+    strict_qos_group: int | None = None
+    # Whether the intent's PFC watchdog timers (polling interval, robustness, recovery) are rendered, or the
+    # watchdog runs with the platform's own.
+    pfc_watchdog_timers: bool = True
+    # MLAG reload delays (s): how long MLAG ports and the other ports stay down after a reboot (EOS).
+    mlag_reload_delay_s: int | None = None
+    non_mlag_reload_delay_s: int | None = None
+    # vPC needs a peer-keepalive path: over mgmt0 when the intent gives management addressing.
+    keepalive_out_of_band: bool = False
+
+    def is_reserved_vlan(self, vlan: int) -> bool:
+        return any(low <= vlan <= high for low, high in self.reserved_vlans)
+
+    def port_name(self, cage: int) -> str:
+        return self.port_format.format(cage=cage)
+
+    def child_name(self, cage: int, index: int, lanes_per_child: int) -> str:
+        return self.child_format.format(
+            cage=cage, index0=index, index1=index + 1, lane=1 + index * lanes_per_child
+        )
+
+
