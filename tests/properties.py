@@ -7,10 +7,20 @@ import re
 from dataclasses import dataclass
 
 from rocefab.models.loader import load_yaml12
-from rocefab.platforms.nxos.config import qos_group
 from rocefab.renderers.configtext import parse_indented
 from rocefab.renderers.plan import FabricPlan, Switch
 from rocefab.renderers.render import RenderedFile
+
+
+# The oracle's own statement of NX-OS queuing (Cisco Nexus 9000 NX-OS 10.5 QoS configuration guide, queuing
+# guidelines): strict priority is served only from the highest qos-group, so CNPs must be classified into
+# group 7, and a priority numbered 7 takes the CNP priority's group instead. Written here, not imported from
+# the renderer, so the test does not share the code it checks.
+NXOS_STRICT_GROUP = 7
+
+
+def nxos_group(priority: int, cnp_priority: int) -> int:
+    return {cnp_priority: NXOS_STRICT_GROUP, NXOS_STRICT_GROUP: cnp_priority}.get(priority, priority)
 
 
 @dataclass
@@ -165,7 +175,7 @@ def check_fabric(plan: FabricPlan, rendered: list[RenderedFile] | tuple[Rendered
         assert cnp_class not in sq.lossless
         unmarked = dict(q.dscp_to_priority).get(0, 0)
         if platform_of[name] == "nxos":  # qos-groups are NX-OS's own numbering of the priorities
-            unmarked = qos_group(unmarked, q.cnp_priority)
+            unmarked = nxos_group(unmarked, q.cnp_priority)
         assert sq.unmarked_class == unmarked, f"{name}: DSCP 0 in {sq.unmarked_class}, not {unmarked}"
 
     # The switches every host's traffic can cross besides its own leaves: the whole upper fabric.

@@ -6,14 +6,16 @@ Regenerate with `pytest tests/test_golden.py --regen-golden` and review the diff
 from __future__ import annotations
 
 import difflib
+import json
 import shutil
 
 import pytest
-from conftest import FULL_GOLDEN, ROOT, SAMPLED_GOLDEN, example_files
+from conftest import FULL_GOLDEN, ROOT, SAMPLED_GOLDEN, example_files, example_plan
 
 from rocefab.renderers.output import manifest_json
 
 GOLDEN = ROOT / "tests" / "golden"
+GOLDEN_STRUCTURED = ROOT / "tests" / "golden-structured"
 
 
 @pytest.mark.parametrize("name", FULL_GOLDEN)
@@ -59,3 +61,40 @@ def test_sampled_output_matches_golden(name: str, request: pytest.FixtureRequest
 
 def test_every_example_has_golden_files() -> None:
     assert sorted(p.name for p in GOLDEN.iterdir() if p.is_dir()) == sorted([*FULL_GOLDEN, *SAMPLED_GOLDEN])
+
+
+def _structured_dump(name: str) -> dict[str, str]:
+    """Every device's structured config (what its unit decided, before any template printed it), as JSON."""
+    from dataclasses import asdict, is_dataclass
+
+    from rocefab.platforms import host_unit, unit
+    from rocefab.renderers.render import target_of
+
+    plan = example_plan(name)
+    dumps = {}
+    for switch in plan.switches:
+        config = unit(switch.platform).structured()(plan, switch, target_of(switch))
+        dumps[f"structured/{switch.name}.json"] = json.dumps(asdict(config) if is_dataclass(config) else config,
+                                                             indent=1, sort_keys=False) + "\n"
+    hosts = host_unit()
+    for host in plan.hosts[:2]:
+        config = hosts.structured()(plan, host, hosts.target)
+        dumps[f"structured/{host.name}.json"] = json.dumps(asdict(config), indent=1) + "\n"
+    return dumps
+
+
+@pytest.mark.parametrize("name", FULL_GOLDEN)
+def test_structured_config_matches_golden(name: str, request: pytest.FixtureRequest) -> None:
+    """The decisions on their own: a change in what a unit decides shows here even where a template would
+    print it the same, and a template change shows in the rendered goldens alone."""
+    folder = GOLDEN_STRUCTURED / name
+    dumps = _structured_dump(name)
+    if request.config.getoption("--regen-golden"):
+        shutil.rmtree(folder, ignore_errors=True)
+        for path, text in dumps.items():
+            (folder / path).parent.mkdir(parents=True, exist_ok=True)
+            (folder / path).write_text(text, encoding="utf-8")
+    on_disk = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    assert on_disk == sorted(dumps), "structured dumps added or missing"
+    for path, text in dumps.items():
+        assert (folder / path).read_text(encoding="utf-8") == text, f"{name}/{path} differs"

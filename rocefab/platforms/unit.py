@@ -33,6 +33,9 @@ class UnitFile(NamedTuple):
 
 # (plan, device, target line) -> the device's files; the device is a Switch or a Host.
 FileRenderer = Callable[["FabricPlan", Any, str], list[UnitFile]]
+# (plan, device, target line) -> its structured config: frozen dataclasses (a JSON-like tree for NVUE), every
+# decision made, what the templates print and golden tests read on its own.
+StructuredBuilder = Callable[["FabricPlan", Any, str], Any]
 # (plan device, lab folder, password, TLS certificate) -> a started lab device (rocefab.lab.fabric.LabDevice)
 EmulatorFactory = Callable[[Any, Any, str, Any], Any]
 
@@ -67,6 +70,7 @@ class DeviceUnit:
     target: str  # what the rendered files are for, printed in their headers (switches add model and ASIC)
     candidate_kind: str  # the rendered file a deploy stages on the device
     transports: tuple[str, ...]  # inventory transport names, the default first
+    structured: Callable[[], StructuredBuilder]
     files: Callable[[], FileRenderer]
     session: Callable[[], type[DeviceSession]]
     emulator: Callable[[], EmulatorFactory]

@@ -144,6 +144,11 @@ def _bgp(switch: Switch) -> Tree:
     }
 
 
+def build(plan: FabricPlan, switch: Switch, target: str) -> Tree:
+    """The structured config of an NVUE switch is the document itself: its `set` tree."""
+    return nvue_document(plan, switch)
+
+
 def nvue_document(plan: FabricPlan, switch: Switch) -> Tree:
     """The `set` tree of the switch's NVUE configuration."""
     doc: Tree = {}

@@ -7,7 +7,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rocefab.platforms.spec import Multihoming, PlatformSpec
-from rocefab.platforms.unit import ContainerlabNode, DeviceUnit, DiagramStyle, EmulatorFactory, FileRenderer
+from rocefab.platforms.unit import (
+    ContainerlabNode,
+    DeviceUnit,
+    DiagramStyle,
+    EmulatorFactory,
+    FileRenderer,
+    StructuredBuilder,
+)
 
 if TYPE_CHECKING:
     from rocefab.deploy.session import DeviceSession
@@ -65,6 +72,12 @@ def _container_interfaces(ports: Sequence[str]) -> list[str]:
     return [f"eth{i}" for i in range(1, len(ports) + 1)]
 
 
+def _structured() -> StructuredBuilder:
+    from rocefab.platforms.eos.config import build
+
+    return build
+
+
 def _files() -> FileRenderer:
     from rocefab.platforms.eos.config import render_switch
 
@@ -90,6 +103,7 @@ UNIT = DeviceUnit(
     target=f"{SPEC.display_name} {SPEC.release}",
     candidate_kind="eos-config",
     transports=("eapi",),
+    structured=_structured,
     files=_files,
     session=_session,
     emulator=_emulator,

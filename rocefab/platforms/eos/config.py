@@ -1,9 +1,15 @@
-"""Arista EOS: plan -> running-config text."""
+"""Arista EOS: plan -> structured config (`structured.EosConfig`) -> running-config text.
+
+`build` makes every decision (what EOS needs that the plan does not say: its DSCP map, its queue keyword, the
+VARP MAC, reload delays); the templates in templates/eos/ print the result section by section.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import fields
 
+from rocefab.platforms.eos import SPEC
+from rocefab.platforms.eos import structured as s
 from rocefab.platforms.unit import UnitFile
 from rocefab.renderers.common import egress_queues, seconds, unused_children
 from rocefab.renderers.natural import natural_key
@@ -28,138 +34,131 @@ def _speed(speed_gbps: int, lanes: int) -> str:
 _SWAPPED_DEFAULT_BLOCKS = ((range(8), 0), (range(8, 16), 1))
 
 
-def _dscp_maps(q: Qos) -> list[dict[str, Any]]:
+def _dscp_maps(q: Qos) -> tuple[s.DscpMap, ...]:
     explicit = dict(q.dscp_to_priority)
     by_class: dict[int, list[int]] = {}
     for block, traffic_class in _SWAPPED_DEFAULT_BLOCKS:
         by_class.setdefault(traffic_class, []).extend(d for d in block if d not in explicit)
     for dscp, prio in explicit.items():
         by_class.setdefault(prio, []).append(dscp)
-    return [{"dscps": " ".join(map(str, sorted(dscps))), "traffic_class": tc}
-            for tc, dscps in sorted(by_class.items()) if dscps]
+    return tuple(s.DscpMap(" ".join(map(str, sorted(dscps))), tc) for tc, dscps in sorted(by_class.items()) if dscps)
 
 
-def _qos(plan: FabricPlan, switch: Switch) -> dict[str, Any]:
+def _qos_profile(plan: FabricPlan, switch: Switch) -> s.QosProfile:
+    q = plan.qos
+    queues = tuple(
+        s.TxQueue(queue.id, queue.strict, queue.bandwidth_percent,
+                  s.Ecn(queue.ecn.min_kbytes, queue.ecn.max_kbytes, queue.ecn.max_mark_percent) if queue.ecn else None)
+        for queue in egress_queues(q)
+    )
+    return s.QosProfile(QOS_PROFILE, q.lossless_priorities, q.watchdog_enabled, switch.queue_keyword or "tx-queue",
+                        queues)
+
+
+def _qos(plan: FabricPlan) -> s.Qos:
     q = plan.qos
     watchdog = None
     if q.watchdog_enabled:
-        watchdog = {
-            "timeout_s": seconds(q.watchdog_polling_interval_ms * q.watchdog_robustness),
-            "polling_s": seconds(q.watchdog_polling_interval_ms),
-            "recovery_s": seconds(q.watchdog_recovery_ms),
-        }
-    return {
-        "profile": QOS_PROFILE,
-        "pfc_priorities": q.lossless_priorities,
-        "watchdog": watchdog,
-        "queue_keyword": switch.queue_keyword or "tx-queue",
-        "queues": egress_queues(q),
-        "dscp_maps": _dscp_maps(q),
-    }
+        watchdog = s.PfcWatchdogDefaults(
+            timeout_s=seconds(q.watchdog_polling_interval_ms * q.watchdog_robustness),
+            recovery_s=seconds(q.watchdog_recovery_ms),
+            polling_s=seconds(q.watchdog_polling_interval_ms),
+        )
+    return s.Qos(_dscp_maps(q), watchdog)
 
 
-def _ethernets(switch: Switch) -> list[dict[str, Any]]:
+def _ethernets(switch: Switch) -> tuple[s.EthernetInterface, ...]:
     lags = {lag.name: lag.number for lag in switch.lags}
     rows = []
     for port in switch.ports:
         routed = port.ipv4 is not None or port.unnumbered
-        rows.append({
-            "name": port.name,
-            "description": port.description,
-            "shutdown": False,
-            "mtu": switch.mtu_bytes if routed else None,
-            "speed": _speed(port.speed_gbps, port.lanes) if port.broken_out else None,
-            "channel_group": lags[port.lag] if port.lag else None,
-            "routed": routed,
-            "ipv4": port.ipv4,
-            "ipv6_enable": port.unnumbered,
-            "service_profile": QOS_PROFILE,
-        })
+        rows.append(s.EthernetInterface(
+            name=port.name, description=port.description, shutdown=False,
+            mtu=switch.mtu_bytes if routed else None,
+            speed=_speed(port.speed_gbps, port.lanes) if port.broken_out else None,
+            channel_group=lags[port.lag] if port.lag else None, routed=routed, ipv4=port.ipv4,
+            ipv6_enable=port.unnumbered, service_profile=QOS_PROFILE,
+        ))
     for name, speed, lanes in unused_children(switch):
-        rows.append({
-            "name": name, "description": "unused breakout lane", "shutdown": True, "mtu": None,
-            "speed": _speed(speed, lanes), "channel_group": None, "routed": False, "ipv4": None,
-            "ipv6_enable": False, "service_profile": None,
-        })
-    return sorted(rows, key=lambda r: natural_key(r["name"]))
+        rows.append(s.EthernetInterface(
+            name=name, description="unused breakout lane", shutdown=True, mtu=None, speed=_speed(speed, lanes),
+            channel_group=None, routed=False, ipv4=None, ipv6_enable=False, service_profile=None,
+        ))
+    return tuple(sorted(rows, key=lambda r: natural_key(r.name)))
 
 
-def _port_channels(switch: Switch) -> list[dict[str, Any]]:
-    return [
-        {
-            "name": lag.name,
-            "description": lag.description,
-            "access_vlan": lag.access_vlan,
-            "trunk_group": MLAG_TRUNK_GROUP if lag.role is PortRole.PEER_LINK else None,
-            "mlag": lag.mlag_id,
-            "edge": lag.role is PortRole.HOST,
-        }
+def _port_channels(switch: Switch) -> tuple[s.PortChannelInterface, ...]:
+    return tuple(
+        s.PortChannelInterface(
+            name=lag.name, description=lag.description, access_vlan=lag.access_vlan,
+            trunk_group=MLAG_TRUNK_GROUP if lag.role is PortRole.PEER_LINK else None,
+            mlag=lag.mlag_id, edge=lag.role is PortRole.HOST,
+        )
         for lag in switch.lags
-    ]
+    )
 
 
-def _bgp(switch: Switch) -> dict[str, Any]:
+def _router_bgp(switch: Switch) -> s.RouterBgp:
     numbered = sorted(
         (n for n in switch.bgp.neighbors if n.address),
         key=lambda n: tuple(int(o) for o in n.address.split(".")),  # type: ignore[union-attr]
     )
     unnumbered = sorted((n for n in switch.bgp.neighbors if n.interface), key=lambda n: natural_key(n.interface or ""))
-    return {
-        "asn": switch.bgp.asn,
-        "router_id": switch.bgp.router_id,
-        "max_paths": switch.bgp.max_paths,
-        "groups": sorted({n.group for n in switch.bgp.neighbors}),
-        "numbered": numbered,
-        "unnumbered": unnumbered,
-        "ipv6_next_hop_groups": sorted({n.group for n in unnumbered}),
-        "networks": switch.bgp.networks,
-    }
+    return s.RouterBgp(
+        asn=switch.bgp.asn,
+        router_id=switch.bgp.router_id,
+        max_paths=switch.bgp.max_paths,
+        groups=tuple(sorted({n.group for n in switch.bgp.neighbors})),
+        numbered=tuple(s.NumberedNeighbor(n.address or "", n.group, n.remote_asn, n.description) for n in numbered),
+        unnumbered=tuple(s.InterfaceNeighbor(n.interface or "", n.group, n.remote_asn) for n in unnumbered),
+        ipv6_next_hop_groups=tuple(sorted({n.group for n in unnumbered})),
+        networks=switch.bgp.networks,
+    )
 
 
-def render_switch(plan: FabricPlan, switch: Switch, target: str) -> list[UnitFile]:
-    return [UnitFile(".cfg", "eos-config", render_config(plan, switch, target))]
-
-
-def render_config(plan: FabricPlan, switch: Switch, target: str) -> str:
+def build(plan: FabricPlan, switch: Switch, target: str) -> s.EosConfig:
+    """Every decision about one EOS switch, as structured config."""
     mlag = switch.mlag
-    mgmt = None
-    if switch.management is not None:
-        mgmt = {"vrf": MGMT_VRF, **{k: getattr(switch.management, k) for k in ("interface", "ipv4", "gateway")}}
+    mgmt = switch.management
     vlan_rows: list[tuple[int, str, str | None]] = [(v.id, v.name, None) for v in plan.vlans if v.id in switch.vlans]
     if mlag is not None:
         vlan_rows.append((mlag.peer_vlan, "mlag-peer", MLAG_TRUNK_GROUP))
-    vlans = [{"id": i, "name": name, "trunk_group": group} for i, name, group in sorted(vlan_rows)]
-    svis = [
-        {
-            "vlan": svi.vlan,
-            "description": svi.name,
-            "mtu": switch.mtu_bytes,
-            "no_autostate": svi.peer_link,
-            "ipv4": svi.ipv4,
-            "virtual_ipv4": svi.virtual_ipv4,
-        }
-        for svi in switch.svis
-    ]
-    return render(
-        "eos/eos.j2",
-        header=header_lines(plan.source, target, switch.name),
+    mlag_configuration = None
+    if mlag is not None:
+        mlag_configuration = s.MlagConfiguration(
+            domain_id=mlag.domain_name, peer_vlan=mlag.peer_vlan, peer_address=mlag.peer_ipv4,
+            heartbeat=mlag.keepalive_destination, heartbeat_vrf=MGMT_VRF if mgmt else None,
+            peer_link=mlag.peer_link, reload_delay_mlag_s=SPEC.mlag_reload_delay_s or 0,
+            reload_delay_non_mlag_s=SPEC.non_mlag_reload_delay_s or 0,
+        )
+    return s.EosConfig(
+        header=tuple(header_lines(plan.source, target, switch.name)),
+        management_api=s.ManagementApi(MGMT_VRF if mgmt else None),
         hostname=switch.name,
-        mgmt=mgmt,
-        qos=_qos(plan, switch),
-        spanning_tree={"disabled_vlans": mlag.peer_vlan} if mlag else None,
-        vlans=vlans,
-        port_channels=_port_channels(switch),
-        ethernets=_ethernets(switch),
-        loopback=switch.loopback_ipv4,
-        svis=svis,
-        varp_mac=VARP_MAC if any(s.virtual_ipv4 for s in switch.svis) else None,
-        routing={"ipv6_interfaces": switch.bgp.uses_unnumbered},
-        mlag={
-            "domain_id": mlag.domain_name,
-            "peer_vlan": mlag.peer_vlan,
-            "peer_address": mlag.peer_ipv4,
-            "heartbeat": mlag.keepalive_destination,
-            "peer_link": mlag.peer_link,
-        } if mlag else None,
-        bgp=_bgp(switch),
+        qos_profiles=(_qos_profile(plan, switch),),
+        spanning_tree=s.SpanningTree(mlag.peer_vlan) if mlag else None,
+        vlans=tuple(s.Vlan(i, name, group) for i, name, group in sorted(vlan_rows)),
+        vrfs=(MGMT_VRF,) if mgmt else (),
+        port_channel_interfaces=_port_channels(switch),
+        ethernet_interfaces=_ethernets(switch),
+        loopback_interfaces=(s.LoopbackInterface(switch.loopback_ipv4),),
+        management_interfaces=(s.ManagementInterface(mgmt.interface, MGMT_VRF, mgmt.ipv4),) if mgmt else (),
+        vlan_interfaces=tuple(
+            s.VlanInterface(svi.vlan, svi.name, switch.mtu_bytes, svi.peer_link, svi.ipv4, svi.virtual_ipv4)
+            for svi in switch.svis
+        ),
+        ip_virtual_router_mac=VARP_MAC if any(svi.virtual_ipv4 for svi in switch.svis) else None,
+        ip_routing=s.IpRouting(switch.bgp.uses_unnumbered, MGMT_VRF if mgmt else None),
+        mlag_configuration=mlag_configuration,
+        static_routes=(s.StaticRoute(MGMT_VRF, "0.0.0.0/0", mgmt.gateway),) if mgmt else (),
+        qos=_qos(plan),
+        router_bgp=_router_bgp(switch),
     )
+
+
+def render_config(config: s.EosConfig) -> str:
+    return render("eos/eos.j2", **{f.name: getattr(config, f.name) for f in fields(config)})
+
+
+def render_switch(plan: FabricPlan, switch: Switch, target: str) -> list[UnitFile]:
+    return [UnitFile(".cfg", "eos-config", render_config(build(plan, switch, target)))]

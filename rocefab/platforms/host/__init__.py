@@ -6,7 +6,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from rocefab.platforms.unit import ContainerlabNode, DeviceUnit, DiagramStyle, EmulatorFactory, FileRenderer
+from rocefab.platforms.unit import (
+    ContainerlabNode,
+    DeviceUnit,
+    DiagramStyle,
+    EmulatorFactory,
+    FileRenderer,
+    StructuredBuilder,
+)
 
 if TYPE_CHECKING:
     from rocefab.deploy.session import DeviceSession
@@ -16,6 +23,12 @@ TARGET = "Linux with NVIDIA ConnectX (MLNX_OFED/DOCA mlx5 driver), bash 4+"
 
 def _container_interfaces(ports: Sequence[str]) -> list[str]:
     return [f"eth{i}" for i in range(1, len(ports) + 1)]
+
+
+def _structured() -> StructuredBuilder:
+    from rocefab.platforms.host.config import build
+
+    return build
 
 
 def _files() -> FileRenderer:
@@ -43,6 +56,7 @@ UNIT = DeviceUnit(
     target=TARGET,
     candidate_kind="host-script",
     transports=("ssh",),
+    structured=_structured,
     files=_files,
     session=_session,
     emulator=_emulator,

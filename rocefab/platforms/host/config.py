@@ -1,41 +1,60 @@
-"""Host side: per-host NIC/bond script (with --check) and NCCL environment file."""
+"""GPU host: plan -> structured config (`HostConfig`) -> NIC/bond script (with --check) and NCCL environment."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
+
 from rocefab.platforms.host import TARGET
 from rocefab.platforms.unit import UnitFile
-from rocefab.renderers.plan import FabricPlan, Host, HostNic
+from rocefab.renderers.plan import FabricPlan, Host, HostBond, HostNic
 from rocefab.renderers.templating import header_lines, render
+
+
+@dataclass(frozen=True, slots=True)
+class Nic:
+    """A rail NIC as the script configures it: its plan record plus the source address its rule matches."""
+
+    netdev: str
+    rdma_device: str
+    speed_gbps: int
+    rail: int
+    switch: str
+    port: str
+    ipv4: str
+    gateway: str
+    routes: tuple[str, ...]
+    table: int
+    table_routes: tuple[str, ...]
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class HostConfig:
+    """Everything the host's two files print; `build` decides it from the plan."""
+
+    header: tuple[str, ...]
+    host: str
+    script_name: str
+    bonds: tuple[HostBond, ...]
+    attachment: str
+    nics: tuple[Nic, ...]
+    mtu: int
+    rx_ring: int
+    tx_ring: int
+    pfc_flags: str
+    pfc_priorities: str
+    ecn_priorities: tuple[int, ...]
+    cnp_dscp: int
+    cnp_priority: int
+    roce_dscp: int
+    roce_priority: int
+    roce_tos: int
+    gid_index: str | None
+    nccl_env: tuple[tuple[str, str], ...]
 
 
 def script_name(host: Host) -> str:
     return f"{host.name}.roce.sh"
-
-
-def _context(plan: FabricPlan, host: Host) -> dict[str, object]:
-    q = plan.qos
-    profile = plan.host_profile
-    return {
-        "header": header_lines(plan.source, TARGET, host.name),
-        "host": host.name,
-        "script_name": script_name(host),
-        "bonds": host.bonds,
-        "attachment": "; ".join(_attachment(host)),
-        "nics": [_nic_view(nic) for nic in host.nics],
-        "mtu": profile.mtu_bytes,
-        "rx_ring": profile.rx_ring,
-        "tx_ring": profile.tx_ring,
-        "pfc_flags": ",".join(map(str, q.pfc_vector)),
-        "pfc_priorities": ",".join(map(str, q.lossless_priorities)),
-        "ecn_priorities": q.lossless_priorities,
-        "cnp_dscp": q.cnp_dscp,
-        "cnp_priority": q.cnp_priority,
-        "roce_dscp": q.roce_dscp,
-        "roce_priority": q.roce_priority,
-        "roce_tos": q.roce_tos,
-        "gid_index": dict(profile.nccl_env).get("NCCL_IB_GID_INDEX"),
-        "nccl_env": profile.nccl_env,
-    }
 
 
 def _attachment(host: Host) -> list[str]:
@@ -47,21 +66,51 @@ def _attachment(host: Host) -> list[str]:
     return parts
 
 
-def _nic_view(nic: HostNic) -> dict[str, object]:
-    view = {name: getattr(nic, name) for name in nic.__dataclass_fields__}
-    view["source"] = nic.ipv4.split("/")[0]
-    return view
+def _nic(nic: HostNic) -> Nic:
+    return Nic(nic.netdev, nic.rdma_device, nic.speed_gbps, nic.rail, nic.switch, nic.port, nic.ipv4, nic.gateway,
+               nic.routes, nic.table, nic.table_routes, nic.ipv4.split("/")[0])
+
+
+def build(plan: FabricPlan, host: Host, target: str = TARGET) -> HostConfig:
+    q = plan.qos
+    profile = plan.host_profile
+    return HostConfig(
+        header=tuple(header_lines(plan.source, target, host.name)),
+        host=host.name,
+        script_name=script_name(host),
+        bonds=host.bonds,
+        attachment="; ".join(_attachment(host)),
+        nics=tuple(_nic(nic) for nic in host.nics),
+        mtu=profile.mtu_bytes,
+        rx_ring=profile.rx_ring,
+        tx_ring=profile.tx_ring,
+        pfc_flags=",".join(map(str, q.pfc_vector)),
+        pfc_priorities=",".join(map(str, q.lossless_priorities)),
+        ecn_priorities=q.lossless_priorities,
+        cnp_dscp=q.cnp_dscp,
+        cnp_priority=q.cnp_priority,
+        roce_dscp=q.roce_dscp,
+        roce_priority=q.roce_priority,
+        roce_tos=q.roce_tos,
+        gid_index=dict(profile.nccl_env).get("NCCL_IB_GID_INDEX"),
+        nccl_env=profile.nccl_env,
+    )
+
+
+def _render(template: str, config: HostConfig) -> str:
+    return render(template, **{f.name: getattr(config, f.name) for f in fields(config)})
 
 
 def render_script(plan: FabricPlan, host: Host) -> str:
-    return render("host/roce-setup.sh.j2", **_context(plan, host))
+    return _render("host/roce-setup.sh.j2", build(plan, host))
 
 
 def render_nccl_env(plan: FabricPlan, host: Host) -> str:
-    return render("host/nccl.env.j2", **_context(plan, host))
+    return _render("host/nccl.env.j2", build(plan, host))
 
 
 def render_host(plan: FabricPlan, host: Host, target: str) -> list[UnitFile]:
     """The host's files: its NIC/bond script (the deploy candidate) and its NCCL environment."""
-    return [UnitFile(".roce.sh", "host-script", render_script(plan, host), executable=True),
-            UnitFile(".nccl.env", "nccl-env", render_nccl_env(plan, host))]
+    config = build(plan, host, target)
+    return [UnitFile(".roce.sh", "host-script", _render("host/roce-setup.sh.j2", config), executable=True),
+            UnitFile(".nccl.env", "nccl-env", _render("host/nccl.env.j2", config))]

@@ -1,10 +1,15 @@
-"""Cisco NX-OS (Nexus 9000): plan -> running-config text."""
+"""Cisco NX-OS (Nexus 9000): plan -> structured config (`structured.NxosConfig`) -> running-config text.
+
+`build` makes every decision (qos-group numbering, the eight queues in the order NX-OS prints them, vPC
+roles and keepalive path); the templates in templates/nxos/ print the result section by section.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import fields
 
 from rocefab.platforms.nxos import SPEC
+from rocefab.platforms.nxos import structured as s
 from rocefab.platforms.unit import UnitFile
 from rocefab.renderers.common import DEFAULT_PRIORITY, dscps_by_priority, egress_queues
 from rocefab.renderers.natural import natural_key
@@ -33,7 +38,7 @@ def _queue_name(queue: int) -> str:
     return "c-out-8q-q-default" if queue == DEFAULT_PRIORITY else f"c-out-8q-q{queue}"
 
 
-def _qos(plan: FabricPlan, switch: Switch) -> dict[str, Any]:
+def _qos(plan: FabricPlan, switch: Switch) -> s.Qos:
     q = plan.qos
     classes = []
     for prio, dscps in dscps_by_priority(q):
@@ -43,33 +48,24 @@ def _qos(plan: FabricPlan, switch: Switch) -> dict[str, Any]:
             name = "CNP"
         else:
             name = f"DSCP-PRIO-{prio}"
-        classes.append({"name": name, "dscps": ",".join(map(str, dscps)), "qos_group": qos_group(prio, q.cnp_priority)})
+        classes.append(s.QosClass(name, ",".join(map(str, dscps)), qos_group(prio, q.cnp_priority)))
     scheduled = {qos_group(queue.id, q.cnp_priority): queue for queue in egress_queues(q)}
     # The 8-queue template is listed in full; queues rocefab leaves unused get no bandwidth. The order
     # (q6 down to q1, default, then q7) is the one NX-OS prints.
     queues = []
     for queue_id in (6, 5, 4, 3, 2, 1, 0, 7):
-        s = scheduled.get(queue_id)
-        queues.append({
-            "name": _queue_name(queue_id),
-            "strict": bool(s and s.strict),
-            "bandwidth_percent": s.bandwidth_percent if s else 0,
-            "ecn": s.ecn if s else None,
-        })
+        sq = scheduled.get(queue_id)
+        ecn = sq.ecn if sq else None
+        queues.append(s.QueuingClass(
+            _queue_name(queue_id), bool(sq and sq.strict), sq.bandwidth_percent if sq else 0,
+            s.Ecn(ecn.min_kbytes, ecn.max_kbytes, ecn.max_mark_percent) if ecn else None,
+        ))
     # The checks keep lossless priorities off group 7, so their groups keep their numbers and match pfc-cos.
-    network_classes = [
-        {"name": f"c-8q-nq{qos_group(prio, q.cnp_priority)}", "mtu": switch.mtu_bytes, "pause_cos": prio}
-        for prio in q.lossless_priorities
-    ]
-    network_classes.append({"name": "c-8q-nq-default", "mtu": switch.mtu_bytes, "pause_cos": None})
-    return {
-        "classify_policy": CLASSIFY_POLICY,
-        "queuing_policy": QUEUING_POLICY,
-        "network_policy": NETWORK_POLICY,
-        "classes": classes,
-        "queues": queues,
-        "network_classes": network_classes,
-    }
+    network_classes = [s.NetworkQosClass(f"c-8q-nq{qos_group(prio, q.cnp_priority)}", switch.mtu_bytes, prio)
+                       for prio in q.lossless_priorities]
+    network_classes.append(s.NetworkQosClass("c-8q-nq-default", switch.mtu_bytes, None))
+    return s.Qos(CLASSIFY_POLICY, QUEUING_POLICY, NETWORK_POLICY, tuple(classes), tuple(queues),
+                 tuple(network_classes))
 
 
 def _trunk_vlans(switch: Switch) -> str:
@@ -79,88 +75,83 @@ def _trunk_vlans(switch: Switch) -> str:
     return ",".join(str(v) for v in sorted(vlans))
 
 
-def _port_channels(switch: Switch) -> list[dict[str, Any]]:
+def _port_channels(switch: Switch) -> tuple[s.PortChannelInterface, ...]:
     rows = []
     for lag in switch.lags:
         peer_link = lag.role is PortRole.PEER_LINK
-        rows.append({
-            "name": lag.name,
-            "description": lag.description,
-            "access_vlan": lag.access_vlan,
-            "trunk_vlans": _trunk_vlans(switch) if peer_link else None,
-            "edge": lag.role is PortRole.HOST,
-            "peer_link": peer_link,
-            "mtu": switch.mtu_bytes,
-            "vpc": lag.mlag_id,
-        })
-    return rows
+        rows.append(s.PortChannelInterface(
+            name=lag.name, description=lag.description, access_vlan=lag.access_vlan,
+            trunk_vlans=_trunk_vlans(switch) if peer_link else None, edge=lag.role is PortRole.HOST,
+            peer_link=peer_link, mtu=switch.mtu_bytes, vpc=lag.mlag_id, classify_policy=CLASSIFY_POLICY,
+        ))
+    return tuple(rows)
 
 
-def _ethernets(switch: Switch) -> list[dict[str, Any]]:
+def _ethernets(plan: FabricPlan, switch: Switch) -> tuple[s.EthernetInterface, ...]:
     lags = {lag.name: lag for lag in switch.lags}
     rows = []
     for port in switch.ports:
         lag = lags.get(port.lag) if port.lag else None
-        rows.append({
-            "name": port.name,
-            "description": port.description,
-            "routed": port.ipv4 is not None or port.unnumbered,
+        rows.append(s.EthernetInterface(
+            name=port.name, description=port.description, routed=port.ipv4 is not None or port.unnumbered,
             # Members repeat their port-channel's switchport settings, as NX-OS keeps them in step.
-            "access_vlan": lag.access_vlan if lag else None,
-            "trunk_vlans": _trunk_vlans(switch) if lag and lag.role is PortRole.PEER_LINK else None,
-            "mtu": switch.mtu_bytes,
-            "channel_group": lag.number if lag else None,
-            "ipv4": port.ipv4,
-        })
-    return sorted(rows, key=lambda r: natural_key(r["name"]))
+            access_vlan=lag.access_vlan if lag else None,
+            trunk_vlans=_trunk_vlans(switch) if lag and lag.role is PortRole.PEER_LINK else None,
+            mtu=switch.mtu_bytes, channel_group=lag.number if lag else None, ipv4=port.ipv4,
+            classify_policy=CLASSIFY_POLICY, pfc_watchdog=plan.qos.watchdog_enabled,
+        ))
+    return tuple(sorted(rows, key=lambda r: natural_key(r.name)))
 
 
-def render_switch(plan: FabricPlan, switch: Switch, target: str) -> list[UnitFile]:
-    return [UnitFile(".cfg", "nxos-config", render_config(plan, switch, target))]
-
-
-def render_config(plan: FabricPlan, switch: Switch, target: str) -> str:
+def _vpc(switch: Switch) -> s.VpcDomain | None:
     mlag = switch.mlag
-    vpc = None
-    if mlag is not None:
-        out_of_band = mlag.keepalive_source is not None and mlag.keepalive_destination is not None
-        vpc = {
-            "domain_id": mlag.domain_id,
-            "role_priority": ROLE_PRIORITY[mlag.primary],
-            "keepalive_source": mlag.keepalive_source if out_of_band else switch.loopback_ipv4.split("/")[0],
-            "keepalive_destination": mlag.keepalive_destination if out_of_band else mlag.peer_loopback_ipv4,
-            "keepalive_vrf": "management" if out_of_band else "default",
-        }
+    if mlag is None:
+        return None
+    out_of_band = mlag.keepalive_source is not None and mlag.keepalive_destination is not None
+    return s.VpcDomain(
+        domain_id=mlag.domain_id,
+        role_priority=ROLE_PRIORITY[mlag.primary],
+        keepalive_source=(mlag.keepalive_source if out_of_band else switch.loopback_ipv4.split("/")[0]) or "",
+        keepalive_destination=(mlag.keepalive_destination if out_of_band else mlag.peer_loopback_ipv4) or "",
+        keepalive_vrf="management" if out_of_band else "default",
+    )
+
+
+def build(plan: FabricPlan, switch: Switch, target: str) -> s.NxosConfig:
+    """Every decision about one NX-OS switch, as structured config."""
+    mlag = switch.mlag
     vlan_rows = [(v.id, v.name) for v in plan.vlans if v.id in switch.vlans]
     if mlag is not None:
         vlan_rows.append((mlag.peer_vlan, "mlag-peer"))
-    vlans = [{"id": i, "name": name} for i, name in sorted(vlan_rows)]
-    return render(
-        "nxos/nxos.j2",
-        header=header_lines(plan.source, target, switch.name),
+    mgmt = switch.management
+    return s.NxosConfig(
+        header=tuple(header_lines(plan.source, target, switch.name)),
         hostname=switch.name,
-        mlag_pair=switch.mlag is not None,
-        breakouts=[{"cage": b.cage, "map": f"{b.child_speed_gbps}g-{b.factor}x"} for b in switch.breakouts],
+        features=s.Features(vpc_pair=mlag is not None),
+        breakouts=tuple(s.Breakout(b.cage, f"{b.child_speed_gbps}g-{b.factor}x") for b in switch.breakouts),
         qos=_qos(plan, switch),
         pfc_watchdog=plan.qos.watchdog_enabled,
-        vlans=vlans,
-        mgmt=switch.management,
-        vpc=vpc,
-        svis=[
-            {"vlan": s.vlan, "description": s.name, "mtu": switch.mtu_bytes, "ipv4": s.ipv4,
-             "virtual_ipv4": s.virtual_ipv4}
-            for s in switch.svis
-        ],
-        port_channels=_port_channels(switch),
-        ethernets=_ethernets(switch),
-        loopback=switch.loopback_ipv4,
-        bgp={
-            "asn": switch.bgp.asn,
-            "router_id": switch.bgp.router_id,
-            "max_paths": switch.bgp.max_paths,
-            "networks": switch.bgp.networks,
-            "neighbors": sorted(
-                switch.bgp.neighbors, key=lambda n: tuple(int(o) for o in (n.address or "0.0.0.0").split("."))
-            ),
-        },
+        vlans=tuple(s.Vlan(i, name) for i, name in sorted(vlan_rows)),
+        vrf_management=s.VrfManagement(mgmt.gateway) if mgmt else None,
+        vpc_domain=_vpc(switch),
+        vlan_interfaces=tuple(s.VlanInterface(svi.vlan, svi.name, switch.mtu_bytes, svi.ipv4, svi.virtual_ipv4)
+                              for svi in switch.svis),
+        port_channel_interfaces=_port_channels(switch),
+        ethernet_interfaces=_ethernets(plan, switch),
+        management_interface=s.ManagementInterface(mgmt.ipv4) if mgmt else None,
+        loopback_interfaces=(s.LoopbackInterface(switch.loopback_ipv4),),
+        router_bgp=s.RouterBgp(
+            asn=switch.bgp.asn, router_id=switch.bgp.router_id, max_paths=switch.bgp.max_paths,
+            networks=switch.bgp.networks,
+            neighbors=tuple(s.Neighbor(n.address or "", n.remote_asn, n.description) for n in sorted(
+                switch.bgp.neighbors, key=lambda n: tuple(int(o) for o in (n.address or "0.0.0.0").split(".")))),
+        ),
     )
+
+
+def render_config(config: s.NxosConfig) -> str:
+    return render("nxos/nxos.j2", **{f.name: getattr(config, f.name) for f in fields(config)})
+
+
+def render_switch(plan: FabricPlan, switch: Switch, target: str) -> list[UnitFile]:
+    return [UnitFile(".cfg", "nxos-config", render_config(build(plan, switch, target)))]

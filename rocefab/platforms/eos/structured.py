@@ -1,0 +1,192 @@
+"""EOS structured config: one frozen dataclass per section of the running-config, named after the section's
+template in templates/eos/ (`ethernet_interfaces` is printed by `ethernet-interfaces.j2`).
+
+`config.build` decides every value from the plan; the templates print these objects as they are. The whole
+object dumps to JSON (`dataclasses.asdict`), which is how the golden tests read it on its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class ManagementApi:
+    vrf: str | None  # eAPI also listens in the management VRF
+
+
+@dataclass(frozen=True, slots=True)
+class Ecn:
+    min_kbytes: int
+    max_kbytes: int
+    max_mark_percent: int
+
+
+@dataclass(frozen=True, slots=True)
+class TxQueue:
+    id: int
+    strict: bool
+    bandwidth_percent: int
+    ecn: Ecn | None
+
+
+@dataclass(frozen=True, slots=True)
+class QosProfile:
+    name: str
+    pfc_priorities: tuple[int, ...]
+    pfc_watchdog: bool
+    queue_keyword: str  # uc-tx-queue on Strata chips, tx-queue elsewhere
+    queues: tuple[TxQueue, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SpanningTree:
+    disabled_vlans: int
+
+
+@dataclass(frozen=True, slots=True)
+class Vlan:
+    id: int
+    name: str
+    trunk_group: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PortChannelInterface:
+    name: str
+    description: str
+    access_vlan: int | None
+    trunk_group: str | None
+    mlag: int | None
+    edge: bool
+
+
+@dataclass(frozen=True, slots=True)
+class EthernetInterface:
+    name: str
+    description: str
+    shutdown: bool
+    mtu: int | None  # routed ports only: switched ports carry jumbo frames by default
+    speed: str | None
+    channel_group: int | None
+    routed: bool
+    ipv4: str | None
+    ipv6_enable: bool
+    service_profile: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class LoopbackInterface:
+    ipv4: str
+
+
+@dataclass(frozen=True, slots=True)
+class ManagementInterface:
+    name: str
+    vrf: str
+    ipv4: str
+
+
+@dataclass(frozen=True, slots=True)
+class VlanInterface:
+    vlan: int
+    description: str
+    mtu: int
+    no_autostate: bool
+    ipv4: str
+    virtual_ipv4: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class IpRouting:
+    ipv6_interfaces: bool  # IPv4 over IPv6 link-local next hops (RFC 8950), for BGP unnumbered
+    no_routing_vrf: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class MlagConfiguration:
+    domain_id: str
+    peer_vlan: int
+    peer_address: str
+    heartbeat: str | None
+    heartbeat_vrf: str | None
+    peer_link: str
+    reload_delay_mlag_s: int
+    reload_delay_non_mlag_s: int
+
+
+@dataclass(frozen=True, slots=True)
+class StaticRoute:
+    vrf: str
+    prefix: str
+    next_hop: str
+
+
+@dataclass(frozen=True, slots=True)
+class DscpMap:
+    dscps: str  # space-separated, as EOS takes them
+    traffic_class: int
+
+
+@dataclass(frozen=True, slots=True)
+class PfcWatchdogDefaults:
+    timeout_s: str
+    recovery_s: str
+    polling_s: str
+
+
+@dataclass(frozen=True, slots=True)
+class Qos:
+    dscp_maps: tuple[DscpMap, ...]
+    watchdog: PfcWatchdogDefaults | None
+
+
+@dataclass(frozen=True, slots=True)
+class NumberedNeighbor:
+    address: str
+    group: str
+    remote_asn: int
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class InterfaceNeighbor:
+    interface: str
+    group: str
+    remote_asn: int
+
+
+@dataclass(frozen=True, slots=True)
+class RouterBgp:
+    asn: int
+    router_id: str
+    max_paths: int
+    groups: tuple[str, ...]
+    numbered: tuple[NumberedNeighbor, ...]
+    unnumbered: tuple[InterfaceNeighbor, ...]
+    ipv6_next_hop_groups: tuple[str, ...]
+    networks: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EosConfig:
+    """The sections in the order EOS prints them (and templates/eos/eos.j2 includes them)."""
+
+    header: tuple[str, ...]
+    management_api: ManagementApi
+    hostname: str
+    qos_profiles: tuple[QosProfile, ...]
+    spanning_tree: SpanningTree | None
+    vlans: tuple[Vlan, ...]
+    vrfs: tuple[str, ...]
+    port_channel_interfaces: tuple[PortChannelInterface, ...]
+    ethernet_interfaces: tuple[EthernetInterface, ...]
+    loopback_interfaces: tuple[LoopbackInterface, ...]
+    management_interfaces: tuple[ManagementInterface, ...]
+    vlan_interfaces: tuple[VlanInterface, ...]
+    ip_virtual_router_mac: str | None
+    ip_routing: IpRouting
+    mlag_configuration: MlagConfiguration | None
+    static_routes: tuple[StaticRoute, ...]
+    qos: Qos
+    router_bgp: RouterBgp

@@ -1,0 +1,163 @@
+"""NX-OS structured config: one frozen dataclass per section of the running-config, named after the section's
+template in templates/nxos/ (`port_channel_interfaces` is printed by `port-channel-interfaces.j2`).
+
+`config.build` decides every value (qos-group numbering, the queue order NX-OS prints, vPC roles); the
+templates print these objects as they are; `dataclasses.asdict` dumps them for the golden tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Features:
+    vpc_pair: bool  # interface-vlan, hsrp, lacp and vpc, for a vPC leaf pair
+
+
+@dataclass(frozen=True, slots=True)
+class Breakout:
+    cage: int
+    map: str
+
+
+@dataclass(frozen=True, slots=True)
+class QosClass:
+    name: str
+    dscps: str  # comma-separated, as `match dscp` takes them
+    qos_group: int
+
+
+@dataclass(frozen=True, slots=True)
+class Ecn:
+    min_kbytes: int
+    max_kbytes: int
+    max_mark_percent: int
+
+
+@dataclass(frozen=True, slots=True)
+class QueuingClass:
+    name: str
+    strict: bool
+    bandwidth_percent: int
+    ecn: Ecn | None
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkQosClass:
+    name: str
+    mtu: int
+    pause_cos: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Qos:
+    classify_policy: str
+    queuing_policy: str
+    network_policy: str
+    classes: tuple[QosClass, ...]
+    queues: tuple[QueuingClass, ...]  # all eight, in the order NX-OS prints them
+    network_classes: tuple[NetworkQosClass, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Vlan:
+    id: int
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class VrfManagement:
+    default_gateway: str
+
+
+@dataclass(frozen=True, slots=True)
+class VpcDomain:
+    domain_id: int
+    role_priority: int
+    keepalive_source: str
+    keepalive_destination: str
+    keepalive_vrf: str
+
+
+@dataclass(frozen=True, slots=True)
+class VlanInterface:
+    vlan: int
+    description: str
+    mtu: int
+    ipv4: str
+    virtual_ipv4: str | None  # HSRP group address
+
+
+@dataclass(frozen=True, slots=True)
+class PortChannelInterface:
+    name: str
+    description: str
+    access_vlan: int | None
+    trunk_vlans: str | None
+    edge: bool
+    peer_link: bool
+    mtu: int
+    vpc: int | None
+    classify_policy: str
+
+
+@dataclass(frozen=True, slots=True)
+class EthernetInterface:
+    name: str
+    description: str
+    routed: bool
+    access_vlan: int | None  # members repeat their port-channel's switchport settings
+    trunk_vlans: str | None
+    mtu: int
+    channel_group: int | None
+    ipv4: str | None
+    classify_policy: str
+    pfc_watchdog: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ManagementInterface:
+    ipv4: str
+
+
+@dataclass(frozen=True, slots=True)
+class LoopbackInterface:
+    ipv4: str
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbor:
+    address: str
+    remote_asn: int
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class RouterBgp:
+    asn: int
+    router_id: str
+    max_paths: int
+    networks: tuple[str, ...]
+    neighbors: tuple[Neighbor, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NxosConfig:
+    """The sections in the order NX-OS prints them (and templates/nxos/nxos.j2 includes them)."""
+
+    header: tuple[str, ...]
+    hostname: str
+    features: Features
+    breakouts: tuple[Breakout, ...]
+    qos: Qos
+    pfc_watchdog: bool
+    vlans: tuple[Vlan, ...]
+    vrf_management: VrfManagement | None
+    vpc_domain: VpcDomain | None
+    vlan_interfaces: tuple[VlanInterface, ...]
+    port_channel_interfaces: tuple[PortChannelInterface, ...]
+    ethernet_interfaces: tuple[EthernetInterface, ...]
+    management_interface: ManagementInterface | None
+    loopback_interfaces: tuple[LoopbackInterface, ...]
+    router_bgp: RouterBgp
