@@ -48,8 +48,10 @@ def example_intent(name: str, folder: Path) -> tuple[Path, int]:
     intent = yaml.safe_load((ROOT / "intents" / "cluster1024-rail.yaml").read_text())
     intent["fabric"]["name"] = name
     intent["topology"]["nodes"] = nodes
-    intent["underlay"]["loopback_subnet"] = "10.0.0.0/20"
-    intent["management"]["subnet"] = "192.168.0.0/20"
+    switches = max(256, nodes // 3)  # 12,288 rail nodes take 4,096 switches
+    prefix = 32 - (2 * switches - 1).bit_length()
+    intent["underlay"]["loopback_subnet"] = f"10.0.0.0/{prefix}"
+    intent["management"]["subnet"] = f"192.168.0.0/{prefix}"
     path = folder / f"{name}.yaml"
     path.write_text(yaml.safe_dump(intent, sort_keys=False))
     return path, nodes

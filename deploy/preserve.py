@@ -9,19 +9,12 @@ secrets those blocks hold to pass through rocefab's files.
 
 from __future__ import annotations
 
+from rocefab.renderers.configtext import parse_indented
+
 
 def top_level_blocks(text: str) -> list[tuple[str, list[str]]]:
-    """Split an indented config into (header line, lines of the block) pairs; `!` and `end` dropped."""
-    blocks: list[tuple[str, list[str]]] = []
-    for line in text.splitlines():
-        stripped = line.strip()
-        if not stripped or stripped.startswith("!") or line == "end":
-            continue
-        if line[0] != " ":
-            blocks.append((line, [line]))
-        elif blocks:
-            blocks[-1][1].append(line)
-    return blocks
+    """Split an indented config into (header line, raw lines of the block) pairs; `!` and `end` dropped."""
+    return [(node.raw, node.block()) for node in parse_indented(text).children]
 
 
 def carry_preserved(prefixes: tuple[str, ...], running: str, candidate: str) -> str:

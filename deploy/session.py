@@ -51,7 +51,8 @@ def describe(exc: BaseException, timeout_s: float | None = None) -> str:
     'bad input'
     """
     text = " ".join(str(exc).split())
-    if isinstance(exc, TimeoutError | socket.timeout) or (timeout_s and "timed out" in text.lower()):
+    timed_out = isinstance(exc, TimeoutError | socket.timeout) or "Timeout" in type(exc).__name__
+    if timed_out or (timeout_s and "timed out" in text.lower()):
         # Libraries wrap the socket's timeout in their own errors ("Socket error during eAPI connection:
         # timed out"); the reason is the timeout, whichever layer saw it.
         return f"timeout after {timeout_s:g} s" if timeout_s else f"timeout ({text or 'no answer'})"
@@ -63,8 +64,6 @@ def describe(exc: BaseException, timeout_s: float | None = None) -> str:
 class DeviceSession(ABC):
     # The platform can commit with a revert timer that `confirm` stops (EOS commit timer, NVUE --confirm).
     commit_confirm: ClassVar[bool]
-    # The device itself computes the diff of a staged candidate, so a dry run also checks syntax.
-    native_diff: ClassVar[bool]
     # `rollback` can return the device to its state before the last commit.
     can_rollback: ClassVar[bool]
     # The device has a running config to save before a change (`backup`); a host's script is its own source.

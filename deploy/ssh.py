@@ -87,6 +87,13 @@ class SshConnection:
             sftp.chmod(path, mode)
         self._sftp(f"upload of {path}", put)
 
+    def download(self, path: str) -> str:
+        def get(sftp: paramiko.SFTPClient) -> str:
+            buffer = BytesIO()
+            sftp.getfo(path, buffer)
+            return buffer.getvalue().decode()
+        return self._sftp(f"download of {path}", get)
+
     def listdir(self, path: str = ".") -> list[str]:
         return self._sftp(f"listing {path}", lambda sftp: sorted(sftp.listdir(path)))
 

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from rocefab.renderers.configtext import IndentedText, is_separator
+
 NatKey = tuple[tuple[int, int, str], ...]
 _LITERAL = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
 _CLEARS = ("no ", "default ")
@@ -253,27 +255,22 @@ class ConfigTree:
         in a parent mode and a misplaced line is an error."""
         tree = cls(grammar, indent=indent)
         stack = [tree.root]
-        lines = text.splitlines()
-        i = 0
-        while i < len(lines):
-            raw, i = lines[i].rstrip(), i + 1
-            body = grammar.normalize(raw)
-            depth = (len(raw) - len(raw.lstrip(" "))) // indent
+        lines = IndentedText(text)
+        for line in lines:
+            body = grammar.normalize(line.raw)
+            depth = line.indent // indent
             if body.startswith("!!") and depth < len(stack):
                 stack[depth].comments.append(body[2:].strip())
                 continue
-            if not body or body.startswith("!"):
+            if is_separator(line):
+                if line.text == "end":
+                    break
                 continue
-            if body == "end" and depth == 0:
-                break
             action = grammar.match(stack[depth].mode or grammar.root, body) if depth < len(stack) else None
             if action is None:
                 raise ConfigError(body, grammar.locate([stack[min(depth, len(stack) - 1)].mode or ""], body),
-                                  f"line {i}: {body!r} is not valid here")
-            heredoc = None
-            if action.heredoc:
-                end = lines.index("EOF", i) if "EOF" in lines[i:] else len(lines)
-                heredoc, i = "\n".join(lines[i:end]), end + 1
+                                  f"line {lines.number}: {body!r} is not valid here")
+            heredoc = "\n".join(lines.take_until("EOF")) if action.heredoc else None
             del stack[depth + 1:]
             node = tree.perform(stack[depth], action, heredoc)
             if node is not None and node.is_block:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hmac
 import subprocess
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -39,6 +40,7 @@ class LinuxHost:
         self.password = password
         self.refuse_logins = refuse_logins  # fault: every login fails, as after a password change
         self.reach = Reachability()
+        self.delay_s = 0.0  # fault: every command answers this much later
 
     @property
     def root(self) -> Path:
@@ -52,6 +54,8 @@ class LinuxHost:
         return f"{username}@{self.hostname}:~{'#' if username == 'root' else '$'} "
 
     def handle(self, command: str, username: str) -> Outcome:
+        if self.delay_s:
+            time.sleep(self.delay_s)
         if self.reach.cut_before(command):
             raise Disconnect
         done = subprocess.run(["/bin/bash", "-c", command], cwd=self.sandbox, env=self.env(), stdin=subprocess.DEVNULL,

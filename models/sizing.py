@@ -54,18 +54,6 @@ class ClosSize:
     spine_links_per_superspine: int
 
     @property
-    def pairs(self) -> int:
-        return self.leaves // 2 if self.design == "tor-dual-homed" else 0
-
-    @property
-    def spines(self) -> int:
-        return self.pods * self.spines_per_pod
-
-    @property
-    def superspines(self) -> int:
-        return self.spines_per_pod * self.superspines_per_plane if self.tiers == 3 else 0
-
-    @property
     def leaf_oversubscription(self) -> Fraction:
         return Fraction(self.host_ports_per_leaf * self.nic_speed_gbps, self.uplinks_per_leaf * self.uplink_speed_gbps)
 
@@ -76,17 +64,6 @@ class ClosSize:
         down = self.leaves_per_pod * self.leaf_links_per_spine
         return Fraction(down, self.spine_uplinks)
 
-    @property
-    def max_hops(self) -> int:
-        """Switches a packet crosses between two servers in the worst case."""
-        return 5 if self.tiers == 3 else 3
-
-    @property
-    def bisection_gbps(self) -> int:
-        """Bandwidth across the narrowest cut through the top tier, one way."""
-        if self.tiers == 3:
-            return self.spines * self.spine_uplinks * self.uplink_speed_gbps // 2
-        return self.leaves * self.uplinks_per_leaf * self.uplink_speed_gbps // 2
 
 
 def ratio_text(value: Fraction) -> str:

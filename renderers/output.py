@@ -106,6 +106,3 @@ def publish(target: Path, fill: Callable[[Path], list[Entry]]) -> list[Entry]:
         raise
     return entries
 
-
-def write_output(target: Path, files: list[RenderedFile]) -> list[Entry]:
-    return publish(target, lambda staging: write_files(staging, files))

@@ -28,13 +28,13 @@ class Checked:
 def check_file(path: str | Path, version: str) -> Checked:
     """Load, schema-validate, check and plan; raises `IntentLoadError` for unreadable or schema-invalid files."""
     loaded = load_intent(path)
-    findings = check_intent(loaded.intent)
-    if has_errors(findings):
+    resolution, findings = check_intent(loaded.intent)
+    if has_errors(findings) or resolution.fabric is None:
         return Checked(loaded, findings, None)
     intent = loaded.intent
     source = Source(intent.fabric.name, intent.fabric.description, file_label(loaded.file_name), loaded.sha256, version)
     try:
-        plan = plan_fabric(intent, source)
+        plan = plan_fabric(intent, resolution.fabric, source)
     except PlanningError as exc:
         return Checked(loaded, findings + exc.findings, None)
     findings = findings + check_plan(plan)

@@ -9,13 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from rocefab.models.resolve import Role
 from rocefab.renderers.jsontext import dumps_outline
 
-
-class Role(StrEnum):
-    SUPERSPINE = "superspine"
-    SPINE = "spine"
-    LEAF = "leaf"
+__all__ = ["Role"]  # the tiers, as the resolution names them; the plan's other types are defined here
 
 
 class PortRole(StrEnum):

@@ -11,7 +11,6 @@ from rocefab.renderers.configtext import parse_indented
 from rocefab.renderers.plan import FabricPlan, Switch
 from rocefab.renderers.render import RenderedFile
 
-
 # The oracle's own statement of NX-OS queuing (Cisco Nexus 9000 NX-OS 10.5 QoS configuration guide, queuing
 # guidelines): strict priority is served only from the highest qos-group, so CNPs must be classified into
 # group 7, and a priority numbered 7 takes the CNP priority's group instead. Written here, not imported from

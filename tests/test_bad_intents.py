@@ -36,14 +36,14 @@ REQUIRED_CODES = {
     "breakout-unsupported", "address-pool-too-small", "lossless-on-strict-queue", "management-gateway-unusable",
     "management-gateway-is-device",
 }
-# Where finding codes are defined: the check modules, the plan checks and the port allocator/planner.
+# Where finding codes are defined: the resolution, the check modules, the plan checks and the planner.
 CODE_SOURCES = [
+    ROOT / "models" / "resolve.py",
     *sorted((ROOT / "models" / "checks").glob("*.py")),
-    ROOT / "renderers" / "plan_checks.py",
-    ROOT / "renderers" / "ports.py",
-    ROOT / "renderers" / "planner.py",
+    *sorted((ROOT / "renderers").glob("*.py")),
 ]
-_CODE_DEFINITION = re.compile(r'(?:\berror|\bwarning|\binfo|_error|AllocationError|Finding)\(\s*"([a-z0-9-]+)"')
+_CODE_DEFINITION = re.compile(
+    r'(?:\berror|\bwarning|\binfo|_error|_warning|_info|AllocationError|Finding)\(\s*"([a-z0-9-]+)"')
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 

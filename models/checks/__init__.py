@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from rocefab.models.checks import addressing, clos, hosts, qos, topology
+from rocefab.models.checks import addressing, hosts, qos, topology
 from rocefab.models.findings import Finding
 from rocefab.models.intent import Intent
+from rocefab.models.resolve import Resolution, resolve
 
 __all__ = ["check_intent"]
 
 
-def check_intent(intent: Intent) -> list[Finding]:
-    findings: list[Finding] = []
-    # Topology first: the other checks skip models it has already reported as unknown.
-    for module in (topology, clos, qos, addressing, hosts):
-        findings.extend(module.check(intent))
-    return findings
+def check_intent(intent: Intent) -> tuple[Resolution, list[Finding]]:
+    """Resolve the intent, then check it; the resolution's own findings (unknown models, a fabric that does
+    not size) come first, and the checks read the resolved fabric wherever there is one."""
+    resolution = resolve(intent)
+    findings: list[Finding] = list(resolution.findings)
+    for module in (topology, qos, addressing, hosts):
+        findings.extend(module.check(intent, resolution))
+    return resolution, findings

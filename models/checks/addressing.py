@@ -4,20 +4,20 @@ from __future__ import annotations
 
 from ipaddress import IPv4Address, IPv4Network
 
-from rocefab.models.checks.common import error, fabric_counts, leaf_models_in_use
+from rocefab.models.checks.common import error, leaf_models_in_use
 from rocefab.models.findings import Finding, Path, dotted
-from rocefab.models.intent import Clos, Intent
-from rocefab.models.sizing import SizingError, size_clos
+from rocefab.models.intent import Intent
+from rocefab.models.resolve import Resolution
 
 # Per leaf pair and VLAN slice: network, broadcast, gateway VIP and one address per leaf.
 RESERVED_PER_SLICE = 5
 
 
-def check(intent: Intent) -> list[Finding]:
-    return [*_pools(intent), *_vlans(intent)]
+def check(intent: Intent, resolution: Resolution) -> list[Finding]:
+    return [*_pools(intent, resolution), *_vlans(intent, resolution)]
 
 
-def _pools(intent: Intent) -> list[Finding]:
+def _pools(intent: Intent, resolution: Resolution) -> list[Finding]:
     u = intent.underlay
     named: list[tuple[Path, IPv4Network | None]] = [
         (("underlay", "loopback_subnet"), u.loopback_subnet),
@@ -38,10 +38,10 @@ def _pools(intent: Intent) -> list[Finding]:
                     "every pool must be disjoint, or the same address is given out twice",
                 ))
 
-    counts = fabric_counts(intent)
-    if counts is None:
-        return found  # the sizing check reports why
-    switches, pairs = counts.switches, counts.leaf_pairs
+    fabric = resolution.fabric
+    if fabric is None:
+        return found  # the resolution reports why
+    switches, pairs = len(fabric.switches), len(fabric.pairs)
     # Loopbacks start at the pool's second address: the first reads like a network address.
     if u.loopback_subnet.num_addresses - 1 < switches:
         found.append(error(
@@ -50,7 +50,7 @@ def _pools(intent: Intent) -> list[Finding]:
             f"{switches} switches",
             f"a /{_prefix_for(switches + 1)} or larger holds them",
         ))
-    if counts.uses_vlans:
+    if fabric.uses_vlans:
         if u.peer_link_subnet is None:
             found.append(error(
                 "missing-address-pool", ("underlay", "peer_link_subnet"),
@@ -103,15 +103,17 @@ def _prefix_for(addresses: int) -> int:
     return 32 - max(addresses - 1, 0).bit_length()
 
 
-def _vlans(intent: Intent) -> list[Finding]:
+def _vlans(intent: Intent, resolution: Resolution) -> list[Finding]:
     found: list[Finding] = []
     seen_ids: set[int] = set()
     seen_names: set[str] = set()
     # VLANs live on the leaves only; a spine's reserved range does not matter.
-    leaf_models = leaf_models_in_use(intent)
+    leaf_models = leaf_models_in_use(resolution)
     specs = {model.spec.key: model.spec for model in leaf_models}
     peer_vlans = {model.spec.peer_vlan_default for model in leaf_models}
-    pair_count, hosts_most = _pairs_and_hosts(intent)
+    fabric = resolution.fabric
+    pair_count = len(fabric.pairs) if fabric else 0
+    hosts_most = fabric.most_hosts_per_pair if fabric else 0
 
     for i, vlan in enumerate(intent.vlans):
         path = ("vlans", i)
@@ -159,15 +161,3 @@ def _vlans(intent: Intent) -> list[Finding]:
                 "use a shorter pair_prefix_length",
             ))
     return found
-
-
-def _pairs_and_hosts(intent: Intent) -> tuple[int, int]:
-    """Leaf pairs, and the most servers any one pair carries."""
-    topo = intent.topology
-    if isinstance(topo, Clos):
-        try:
-            size = size_clos(intent)
-        except SizingError:
-            return 0, 0
-        return size.pairs, size.nodes_per_leaf if size.design == "tor-dual-homed" else 0
-    return len(topo.leaf_pairs), max((p.host_count for p in topo.leaf_pairs), default=0)

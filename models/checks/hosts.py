@@ -6,7 +6,8 @@ from collections import Counter
 
 from rocefab.models.checks.common import error, warning
 from rocefab.models.findings import Finding
-from rocefab.models.intent import Clos, Intent
+from rocefab.models.intent import Intent
+from rocefab.models.resolve import Resolution
 
 # Variables rocefab derives from the QoS and bond settings; setting them by hand would let hosts and
 # switches disagree again.
@@ -17,29 +18,29 @@ DERIVED_NCCL_VARIABLES = {
 MIN_RECOMMENDED_NIC_GBPS = 200
 
 
-def _design(intent: Intent) -> list[Finding]:
+def _design(intent: Intent, resolution: Resolution) -> list[Finding]:
     """Dual-homed servers bond NIC pairs into VLANs; rail-optimized servers route one NIC per rail."""
-    topo, h = intent.topology, intent.hosts
-    rail = isinstance(topo, Clos) and topo.design == "rail-optimized"
+    h = intent.hosts
+    fabric = resolution.fabric
+    size = fabric.size if fabric else None
     found: list[Finding] = []
-    if rail:
-        assert isinstance(topo, Clos)
+    if resolution.design == "rail-optimized":
+        rails = size.rails if size else len(h.nics)
         if h.bonds:
             found.append(error("bonds-in-rail-design", ("hosts", "bonds"),
                                "rail-optimized servers cable each NIC to its own rail leaf; they have no bonds",
                                "list the NICs under hosts.nics, one per rail"))
-        if len(h.nics) != topo.nics_per_node:
+        if len(h.nics) != rails:
             found.append(error("nic-count-mismatch", ("hosts", "nics"),
-                               f"hosts.nics lists {len(h.nics)} NICs but topology.nics_per_node is "
-                               f"{topo.nics_per_node}",
+                               f"hosts.nics lists {len(h.nics)} NICs but topology.nics_per_node is {rails}",
                                "name every rail's NIC, in rail order"))
+        hosts = len(fabric.hosts) if fabric else 0
         if intent.underlay.host_subnet is None:
             found.append(error("missing-address-pool", ("underlay", "host_subnet"),
                                "rail-optimized servers need underlay.host_subnet for their NICs' /31s"))
-        elif topo.nics_per_node and intent.underlay.host_subnet.num_addresses < 2 * topo.nodes * topo.nics_per_node:
+        elif rails and intent.underlay.host_subnet.num_addresses < 2 * hosts * rails:
             found.append(error("address-pool-too-small", ("underlay", "host_subnet"),
-                               f"{intent.underlay.host_subnet} cannot give {topo.nodes * topo.nics_per_node} "
-                               "NICs a /31 each"))
+                               f"{intent.underlay.host_subnet} cannot give {hosts * rails} NICs a /31 each"))
         for i, nic in enumerate(h.nics):
             if [n.netdev for n in h.nics].count(nic.netdev) > 1:
                 found.append(error("duplicate-nic", ("hosts", "nics", i, "netdev"), f"{nic.netdev} is listed twice"))
@@ -53,18 +54,17 @@ def _design(intent: Intent) -> list[Finding]:
                            "describe them under hosts.bonds"))
     if not h.bonds:
         found.append(error("missing-bonds", ("hosts", "bonds"), "dual-homed servers need at least one bond"))
-    if isinstance(topo, Clos) and h.bonds and len(h.bonds) != topo.nics_per_node:
+    if size is not None and h.bonds and len(h.bonds) != size.bonds:
         found.append(error("nic-count-mismatch", ("hosts", "bonds"),
-                           f"hosts.bonds lists {len(h.bonds)} bonds but topology.nics_per_node is "
-                           f"{topo.nics_per_node}"))
+                           f"hosts.bonds lists {len(h.bonds)} bonds but topology.nics_per_node is {size.bonds}"))
     if not intent.vlans:
         found.append(error("missing-vlans", ("vlans",), "dual-homed servers need at least one training VLAN"))
     return found
 
 
-def check(intent: Intent) -> list[Finding]:
+def check(intent: Intent, resolution: Resolution) -> list[Finding]:
     h = intent.hosts
-    found: list[Finding] = _design(intent)
+    found: list[Finding] = _design(intent, resolution)
     vlan_ids = {v.id for v in intent.vlans}
 
     names = Counter(b.name for b in h.bonds)

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from rocefab.models.checks.common import error, info, models_in_use, warning
+from rocefab.models.checks.common import error, info, warning
 from rocefab.models.findings import Finding
 from rocefab.models.intent import Intent
+from rocefab.models.resolve import Resolution
 
 # Ethernet header (14) + one 802.1Q tag (4): what a host frame adds on top of its IP MTU.
 L2_OVERHEAD_BYTES = 18
 
 
-def check(intent: Intent) -> list[Finding]:
+def check(intent: Intent, resolution: Resolution) -> list[Finding]:
     q = intent.qos
     found: list[Finding] = []
     roce, cnp = q.roce, q.cnp
@@ -52,7 +53,7 @@ def check(intent: Intent) -> list[Finding]:
         ))
     # A platform that queues strictly only from one qos-group gives that group to CNPs (NX-OS: group 7);
     # a lossless class there would have nowhere to go.
-    for spec in sorted({m.spec for _, m in models_in_use(intent)}, key=lambda s: s.key):
+    for spec in sorted({m.spec for _, m in resolution.models}, key=lambda s: s.key):
         if spec.strict_qos_group is not None and roce.priority == spec.strict_qos_group:
             found.append(error(
                 "lossless-on-strict-queue", ("qos", "roce", "priority"),
@@ -74,7 +75,7 @@ def check(intent: Intent) -> list[Finding]:
             f"ECN min threshold {ecn.min_threshold_kbytes} KB is not below max {ecn.max_threshold_kbytes} KB",
             "marking ramps between min and max; min must be smaller",
         ))
-    too_small = sorted({m.name: m for _, m in models_in_use(intent)
+    too_small = sorted({m.name: m for _, m in resolution.models
                         if ecn.max_threshold_kbytes > m.buffer_mbytes * 1000}.values(), key=lambda m: m.buffer_mbytes)
     if too_small:
         found.append(error(
@@ -92,14 +93,14 @@ def check(intent: Intent) -> list[Finding]:
             "roce_percent + default_percent must be 100; CNP is strict priority and takes no share",
         ))
 
-    found.extend(_mtu(intent))
+    found.extend(_mtu(intent, resolution))
     return found
 
 
-def _mtu(intent: Intent) -> list[Finding]:
+def _mtu(intent: Intent, resolution: Resolution) -> list[Finding]:
     found: list[Finding] = []
     host, wanted = intent.mtu.host_bytes, intent.mtu.switch_bytes
-    specs = {m.spec.key: m.spec for _, m in models_in_use(intent)}
+    specs = {m.spec.key: m.spec for _, m in resolution.models}
     short = []
     for spec in sorted(specs.values(), key=lambda s: s.key):
         effective = min(wanted, spec.mtu_max_bytes)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from deploy_behaviour import PASSWORD as BEHAVIOUR_PASSWORD
+from deploy_behaviour import DeployBehaviour
 
 from rocefab.deploy.fleet import Fleet, Status, Target
 from rocefab.deploy.inventory import Access, Secret, Transport
@@ -80,27 +83,6 @@ def test_nvue_dry_run_apply_converge_and_keep_the_login(switch: tuple[LabSSHServ
         session.discard()
 
 
-def test_nvue_rollback_restores_the_previous_config(switch: tuple[LabSSHServer, Access]) -> None:
-    server, acc = switch
-    before = repr(_applied(server))
-    with CumulusSession(acc) as session:
-        session.load(POD_FILES[("rack3-a", "nvue-yaml")])
-        session.commit(confirm_seconds=60)
-        session.rollback()
-    assert repr(_applied(server)) == before
-
-
-def test_nvue_refused_path_changes_nothing(switch: tuple[LabSSHServer, Access]) -> None:
-    server, acc = switch
-    device = server.device
-    assert isinstance(device, CumulusDevice)
-    device.faults.reject_path = r"^qos pfc"
-    before = repr(_applied(server))
-    from rocefab.deploy.session import DeployError
-
-    with CumulusSession(acc) as session, pytest.raises(DeployError):
-        session.load(POD_FILES[("rack3-a", "nvue-yaml")])
-    assert repr(_applied(server)) == before
 
 
 @pytest.fixture
@@ -142,20 +124,6 @@ def test_host_key_mismatch_is_refused(host: tuple[LinuxHost, LabSSHServer, Acces
         HostSession(replace(acc, known_hosts=stranger)).open()
 
 
-def test_nvue_replace_shows_removals(switch: tuple[LabSSHServer, Access]) -> None:
-    _, acc = switch
-    candidate = POD_FILES[("rack3-a", "nvue-yaml")]
-    with CumulusSession(acc) as session:
-        session.load(candidate)
-        session.commit()
-    smaller = candidate.replace("      pfc-watchdog:\n        polling-interval: 100\n        robustness: 3\n", "")
-    assert smaller != candidate
-    with CumulusSession(acc) as session:
-        session.load(smaller)
-        diff = session.diff()
-        session.discard()
-    assert "nv unset qos pfc-watchdog" in diff
-
 
 @pytest.mark.parametrize("after", [False, True])
 def test_nvue_connection_lost_at_apply_leaves_the_switch_fully_old(switch: tuple[LabSSHServer, Access],
@@ -193,3 +161,74 @@ def test_host_missing_prerequisite_is_a_clear_failure(host: tuple[LinuxHost, Lab
     results = Fleet([Target(acc, POD_FILES[("gpu001", "host-script")])], HostSession).dry_run()
     assert results[0].status is Status.FAILED
     assert "network interface 'enp24s0f1np1' does not exist" in (results[0].error or "")
+
+
+class TestCumulusDeployBehaviour(DeployBehaviour):
+    session = CumulusSession
+    name = "rack3-a"
+
+    @contextmanager
+    def serve(self, tmp_path: Path) -> Iterator[tuple[CumulusDevice, Access]]:
+        device = CumulusDevice(tmp_path / self.name, self.name, password=BEHAVIOUR_PASSWORD)
+        with LabSSHServer(device, name=self.name) as server:
+            known = tmp_path / "known_hosts"
+            known.write_text(server.known_hosts_line() + "\n")
+            yield device, access(server, self.name, "cumulus", known, "cumulus", password=BEHAVIOUR_PASSWORD)
+
+    def candidate(self) -> str:
+        return POD_FILES[(self.name, "nvue-yaml")]
+
+    def state(self, device: CumulusDevice) -> str:
+        return repr(device.applied)
+
+    def smaller(self) -> tuple[str, str]:
+        watchdog = "      pfc-watchdog:\n        polling-interval: 100\n        robustness: 3\n"
+        smaller = self.candidate().replace(watchdog, "")
+        return smaller, "nv unset qos pfc-watchdog"
+
+    def refuse(self, device: CumulusDevice) -> None:
+        device.faults.reject_path = r"^qos pfc"
+
+    def slow(self, device: CumulusDevice, seconds: float) -> None:
+        device.faults.delay_s = seconds
+
+    def commit_command(self) -> str:
+        return r"^nv config apply -y$"
+
+
+class TestHostDeployBehaviour(DeployBehaviour):
+    session = HostSession
+    name = "gpu001"
+
+    @contextmanager
+    def serve(self, tmp_path: Path) -> Iterator[tuple[LinuxHost, Access]]:
+        gpu = next(h for h in POD.hosts if h.name == self.name)
+        netdevs = [m.netdev for b in gpu.bonds for m in b.members]
+        lag = {b.rdma_device: (b.members[0].netdev, b.members[1].netdev) for b in gpu.bonds}
+        device = LinuxHost(tmp_path / self.name, self.name, netdevs, lag, password=BEHAVIOUR_PASSWORD)
+        with LabSSHServer(device, name=self.name) as server:
+            known = tmp_path / "known_hosts"
+            known.write_text(server.known_hosts_line() + "\n")
+            yield device, access(server, self.name, "host", known, "root", password=BEHAVIOUR_PASSWORD)
+
+    def candidate(self) -> str:
+        return POD_FILES[(self.name, "host-script")]
+
+    def state(self, device: LinuxHost) -> str:
+        from rocefab.lab.fakehost import snapshot
+
+        return repr(sorted(snapshot(device.sandbox / "sys").items()))
+
+    def smaller(self) -> tuple[str, str]:
+        raise AssertionError("hosts have no replace")
+
+    def refuse(self, device: LinuxHost) -> None:
+        import shutil
+
+        shutil.rmtree(device.sandbox / "sys" / "class" / "net" / "enp24s0f1np1")
+
+    def slow(self, device: LinuxHost, seconds: float) -> None:
+        device.delay_s = seconds
+
+    def commit_command(self) -> str:
+        return r"^bash \S+candidate'?$"

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from deploy_behaviour import PASSWORD as BEHAVIOUR_PASSWORD
+from deploy_behaviour import DeployBehaviour
 
 from rocefab.deploy.fleet import Fleet, Status, Target
 from rocefab.deploy.inventory import Access, Secret, Transport
@@ -72,37 +75,7 @@ def test_apply_converges_and_keeps_the_device_accounts(leaves: dict[str, EosServ
         session.discard()
 
 
-def test_replace_shows_removals(leaves: dict[str, EosServer]) -> None:
-    server = leaves["leaf1-a"]
-    with EosSession(access(server, "leaf1-a")) as session:
-        session.load(CONFIGS["leaf1-a"])
-        session.commit()
-    smaller = CONFIGS["leaf1-a"].replace("   spanning-tree portfast\n", "")
-    with EosSession(access(server, "leaf1-a")) as session:
-        session.load(smaller)
-        diff = session.diff()
-        session.discard()
-    assert "-   spanning-tree portfast" in diff
 
-
-def test_refused_line_leaves_the_device_unchanged(leaves: dict[str, EosServer]) -> None:
-    server = leaves["leaf1-a"]
-    before = server.device.running_text()
-    broken = CONFIGS["leaf1-a"].replace("router bgp 65101\n", "router bgp 65101\n   channel-group 7 mode active\n")
-    with EosSession(access(server, "leaf1-a")) as session, pytest.raises(DeployError, match="candidate refused"):
-        session.load(broken)
-    assert server.device.running_text() == before
-
-
-def test_rollback_restores_the_previous_config(leaves: dict[str, EosServer]) -> None:
-    server = leaves["leaf1-a"]
-    before = server.device.running_text()
-    with EosSession(access(server, "leaf1-a")) as session:
-        session.load(CONFIGS["leaf1-a"])
-        session.commit()
-        assert server.device.running_text() != before
-        session.rollback()
-    assert server.device.running_text() == before
 
 
 def test_commit_timer_confirmed_stays(leaves: dict[str, EosServer]) -> None:
@@ -114,13 +87,6 @@ def test_commit_timer_confirmed_stays(leaves: dict[str, EosServer]) -> None:
     server.device.expire_commit_timer_now()
     assert "qos profile ROCE-LOSSLESS" in server.device.running_text()
 
-
-def test_wrong_password_fails_clearly_without_the_password(leaves: dict[str, EosServer]) -> None:
-    server = leaves["leaf1-a"]
-    with pytest.raises(DeployError) as info:
-        EosSession(access(server, "leaf1-a", password="wrong-Guess-1")).open()
-    assert "leaf1-a" in str(info.value) and "Unauthorized" in str(info.value)
-    assert "wrong-Guess-1" not in str(info.value) and PASSWORD not in str(info.value)
 
 
 def _fleet(servers: dict[str, EosServer]) -> Fleet:
@@ -180,35 +146,6 @@ def test_tls_is_verified_against_the_pinned_certificate(tmp_path: Path) -> None:
             EosSession(replace(trusted, ca_file=tmp_path / "other.pem")).open()
 
 
-def test_a_slow_device_fails_within_its_timeout(leaves: dict[str, EosServer]) -> None:
-    import time
-    from dataclasses import replace
-
-    server = leaves["leaf1-a"]
-    server.device.faults.delay_seconds = 5
-    started = time.monotonic()
-    results = Fleet([Target(replace(access(server, "leaf1-a"), timeout_s=1), CONFIGS["leaf1-a"])], EosSession).dry_run()
-    assert results[0].status is Status.FAILED
-    assert time.monotonic() - started < 4, "the inventory's timeout bounds every request"
-    server.device.faults.delay_seconds = 0
-
-
-def test_an_unreachable_device_fails_fast() -> None:
-    import socket
-    import time
-
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    dead = Access(
-        name="leaf9", kind="eos", host="127.0.0.1", transport=Transport.EAPI, port=port, ssh_port=22,
-        username="admin", password=Secret(PASSWORD), scheme="http", verify_tls=True, ca_file=None,
-        verify_host_key=True, known_hosts=Path("/nonexistent"), timeout_s=5, sudo=False,
-    )
-    started = time.monotonic()
-    results = Fleet([Target(dead, CONFIGS["leaf1-a"])], EosSession).dry_run()
-    assert results[0].status is Status.FAILED and "cannot open eAPI session" in (results[0].error or "")
-    assert time.monotonic() - started < 3
 
 
 def test_stale_session_lock_refused_then_cleared_on_request(leaves: dict[str, EosServer]) -> None:
@@ -222,3 +159,31 @@ def test_stale_session_lock_refused_then_cleared_on_request(leaves: dict[str, Eo
     assert locked.status is Status.FAILED and "lock" in (locked.error or "").lower()
     cleared = Fleet([target], session_factory(clear_stale_sessions=True)).dry_run()[0]
     assert cleared.status is Status.PENDING, cleared.error
+
+
+class TestEosDeployBehaviour(DeployBehaviour):
+    session = EosSession
+    name = "leaf1-a"
+
+    @contextmanager
+    def serve(self, tmp_path: Path) -> Iterator[tuple[EosDevice, Access]]:
+        with serve_eos(EosDevice(self.name, password=BEHAVIOUR_PASSWORD)) as server:
+            yield server.device, access(server, self.name, password=BEHAVIOUR_PASSWORD)
+
+    def candidate(self) -> str:
+        return CONFIGS[self.name]
+
+    def state(self, device: EosDevice) -> str:
+        return device.running_text()
+
+    def smaller(self) -> tuple[str, str]:
+        return self.candidate().replace("   spanning-tree portfast\n", ""), "-   spanning-tree portfast"
+
+    def refuse(self, device: EosDevice) -> None:
+        device.faults.reject_line = r"^priority-flow-control priority 3 no-drop$"
+
+    def slow(self, device: EosDevice, seconds: float) -> None:
+        device.faults.delay_seconds = seconds
+
+    def commit_command(self) -> str:
+        return r"^configure session \S+ commit$"

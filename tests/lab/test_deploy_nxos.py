@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from deploy_behaviour import PASSWORD as BEHAVIOUR_PASSWORD
+from deploy_behaviour import DeployBehaviour
 
 from rocefab.deploy.fleet import Fleet, Status, Target
 from rocefab.deploy.inventory import Access, Secret, Transport
@@ -86,48 +89,8 @@ def test_dry_run_apply_and_converge(switches: dict[str, NxosServer], transport: 
     assert "    pause pfc-cos 3" in running and "username admin" in running
 
 
-def test_replace_shows_removals(switches: dict[str, NxosServer]) -> None:
-    server = switches["rack4-a"]
-    with NxosSession(access(server, "rack4-a")) as session:
-        session.load(CONFIGS["rack4-a"])
-        session.commit()
-    smaller = CONFIGS["rack4-a"].replace("  spanning-tree port type edge\n", "")
-    with NxosSession(access(server, "rack4-a")) as session:
-        session.load(smaller)
-        diff = session.diff()
-        session.discard()
-    assert "no spanning-tree port type edge" in diff
 
 
-def test_refused_candidate_leaves_the_device_unchanged(switches: dict[str, NxosServer]) -> None:
-    server = switches["rack4-a"]
-    before = _running(server)
-    server.device.faults.reject_line = r"^pause pfc-cos 3$"
-    with NxosSession(access(server, "rack4-a")) as session, pytest.raises(DeployError):
-        session.load(CONFIGS["rack4-a"])
-        diff = session.diff()
-        session.commit()
-        pytest.fail(f"a refused candidate was committed; diff was:\n{diff}")
-    assert _running(server) == before
-
-
-def test_rollback_restores_the_checkpoint(switches: dict[str, NxosServer]) -> None:
-    server = switches["spine1"]
-    before = _running(server)
-    with NxosSession(access(server, "spine1")) as session:
-        session.load(CONFIGS["spine1"])
-        session.commit()
-        assert _running(server) != before
-        session.rollback()
-    assert _running(server) == before
-
-
-def test_wrong_password_fails_clearly(switches: dict[str, NxosServer]) -> None:
-    with pytest.raises(DeployError) as info:
-        session = NxosSession(access(switches["spine1"], "spine1", password="nope-Nope-3"))
-        session.open()
-        session.running_config()
-    assert "spine1" in str(info.value) and "nope-Nope-3" not in str(info.value)
 
 
 def test_fleet_rolls_back_a_wave_when_one_switch_fails(switches: dict[str, NxosServer]) -> None:
@@ -185,3 +148,38 @@ def test_bootflash_files_are_per_run_and_leftovers_are_cleaned(switches: dict[st
     assert results[0].status is Status.COMMITTED, results[0]
     assert results[0].cleaned == [f"removed bootflash:{leftover}, left by an earlier run"]
     assert not [name for name in server.device.bootflash if name.startswith("rocefab_")], server.device.bootflash
+
+
+class TestNxosDeployBehaviour(DeployBehaviour):
+    session = NxosSession
+    name = "rack4-a"
+
+    @contextmanager
+    def serve(self, tmp_path: Path) -> Iterator[tuple[NxosDevice, Access]]:
+        with serve_nxos(NxosDevice(self.name, password=BEHAVIOUR_PASSWORD)) as server:
+            yield server.device, access(server, self.name, password=BEHAVIOUR_PASSWORD)
+
+    def candidate(self) -> str:
+        return CONFIGS[self.name]
+
+    def state(self, device: NxosDevice) -> str:
+        return device.running.render()
+
+    def smaller(self) -> tuple[str, str]:
+        return self.candidate().replace("  spanning-tree port type edge\n", ""), "no spanning-tree port type edge"
+
+    def refuse(self, device: NxosDevice) -> None:
+        device.faults.reject_line = r"^pause pfc-cos 3$"
+
+    def slow(self, device: NxosDevice, seconds: float) -> None:
+        device.faults.delay_seconds = seconds
+
+    def commit_command(self) -> str:
+        return r"^rollback running-config file \S*rocefab_\S+_candidate"
+
+
+class TestNxosOverSshDeployBehaviour(TestNxosDeployBehaviour):
+    @contextmanager
+    def serve(self, tmp_path: Path) -> Iterator[tuple[NxosDevice, Access]]:
+        with serve_nxos(NxosDevice(self.name, password=BEHAVIOUR_PASSWORD)) as server:
+            yield server.device, access(server, self.name, Transport.NXOS_SSH, password=BEHAVIOUR_PASSWORD)

@@ -17,7 +17,7 @@ def test_driver_implements_the_whole_contract(kind: str) -> None:
     driver = SESSIONS[kind]
     assert issubclass(driver, DeviceSession)
     assert not inspect.isabstract(driver), f"{driver.__name__} leaves {sorted(driver.__abstractmethods__)} open"
-    for capability in ("commit_confirm", "native_diff", "can_rollback"):
+    for capability in ("commit_confirm", "can_rollback", "has_backup", "heavy_diff"):
         assert isinstance(getattr(driver, capability), bool), f"{driver.__name__}.{capability}"
     for name in DeviceSession.__abstractmethods__:
         ours = inspect.signature(getattr(driver, name))

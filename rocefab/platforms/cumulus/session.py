@@ -97,7 +97,6 @@ def _dump(tree: dict[str, Any]) -> str:
 
 class CumulusSession(SshDeviceSession):
     commit_confirm: ClassVar[bool] = True
-    native_diff: ClassVar[bool] = True
     can_rollback: ClassVar[bool] = True
 
     @property
@@ -213,6 +212,15 @@ class CumulusSession(SshDeviceSession):
             if not self._breakouts_applied():
                 self._settled = True
                 return
+        # Breakouts change in an apply of their own, on the way back as on the way in: first everything else
+        # back to before while the ports stay broken out, then the breakouts.
+        previous = self._previous if self._previous is not None else _set_tree(
+            load_yaml12(self.ssh.download(self._previous_file)))
+        first = breakout_only(previous, self._applied())
+        if first:
+            self.ssh.upload(_dump(first), self._candidate_file, mode=0o600)
+            self._nv("config", "replace", self._candidate_file)
+            self._nv("config", "apply", "-y")
         self._nv("config", "replace", self._previous_file)
         self._nv("config", "apply", "-y")
         self._settled = True

@@ -32,11 +32,11 @@ _LOAD_ERRORS = (MergeConfigException, ReplaceConfigException, SessionLockedExcep
 
 class EosSession(DeviceSession):
     commit_confirm: ClassVar[bool] = True
-    native_diff: ClassVar[bool] = True
     can_rollback: ClassVar[bool] = True
     # Abort configuration sessions a crashed run of ours (or any NAPALM client) left pending: while one is
     # pending, every new one is refused. Off by default: someone else may be mid-change.
     clear_stale_sessions: ClassVar[bool] = False
+    _timer_pending = False  # this session's commit waits for its confirm
 
     def _tls_context(self) -> ssl.SSLContext:
         a = self.access
@@ -138,6 +138,7 @@ class EosSession(DeviceSession):
     def commit(self, confirm_seconds: int | None = None) -> None:
         try:
             self._device.commit_config(revert_in=confirm_seconds)
+            self._timer_pending = confirm_seconds is not None
         except (*_DEVICE_ERRORS, CommitError) as exc:
             raise self._fail("commit failed", exc) from None
 
@@ -151,8 +152,11 @@ class EosSession(DeviceSession):
         return leftover
 
     def confirm(self) -> None:
+        if not self._timer_pending:
+            return  # committed without a timer: it already stands
         try:
             self._device.confirm_commit()
+            self._timer_pending = False
         except (*_DEVICE_ERRORS, CommitError) as exc:
             raise self._fail("confirm failed", exc) from None
 

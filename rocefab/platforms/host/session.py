@@ -20,7 +20,6 @@ IN_SYNC, DRIFT, PREREQUISITE_MISSING = 0, 1, 3
 
 class HostSession(SshDeviceSession):
     commit_confirm: ClassVar[bool] = False
-    native_diff: ClassVar[bool] = True
     can_rollback: ClassVar[bool] = False
     has_backup: ClassVar[bool] = False
     heavy_diff: ClassVar[bool] = True

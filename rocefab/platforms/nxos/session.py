@@ -43,7 +43,6 @@ class NxosSession(DeviceSession):
     _settled = True  # no commit of this session awaits confirm or rollback
     _checkpointed = False  # this session committed or rolled back, so this run's checkpoint file exists
     commit_confirm: ClassVar[bool] = False
-    native_diff: ClassVar[bool] = True  # for replaces: the switch computes the rollback patch
     can_rollback: ClassVar[bool] = True
 
     def open(self) -> None:
@@ -53,7 +52,11 @@ class NxosSession(DeviceSession):
         self._tmp = tempfile.TemporaryDirectory(prefix="rocefab-nxos-")
         ssh_config = Path(self._tmp.name) / "ssh_config"
         ssh_config.write_text(f"Host {a.host}\n  Port {a.ssh_port}\n", encoding="utf-8")
-        optional: dict[str, Any] = {"ssh_config_file": str(ssh_config)}
+        # netmiko waits up to 10 s for each command's output unless told otherwise: the inventory's timeout
+        # bounds every request, on the SSH leg as on NX-API.
+        optional: dict[str, Any] = {"ssh_config_file": str(ssh_config), "read_timeout_override": a.timeout_s,
+                                    "conn_timeout": a.timeout_s, "auth_timeout": a.timeout_s,
+                                    "banner_timeout": a.timeout_s}
         if a.transport is Transport.NXOS_SSH:
             driver, optional["port"] = "nxos_ssh", a.port
         else:

@@ -1,0 +1,77 @@
+"""The planner's working state: one mutable draft per switch while ports, links and sessions are added, and
+the counters (switch index, /31 pool) that decide addresses in the order things are created."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from ipaddress import IPv4Address, IPv4Network
+
+from rocefab.models.catalogue import SwitchModel
+from rocefab.models.findings import Finding, Path, Severity
+from rocefab.models.intent import Intent
+from rocefab.models.resolve import ResolvedFabric, Role, SwitchSlot
+from rocefab.renderers.plan import BgpNeighbor, Lag, Link, Management, Mlag, Source, Svi, SwitchPort
+from rocefab.renderers.ports import AllocationError, PortAllocator
+
+
+class PlanningError(Exception):
+    def __init__(self, findings: list[Finding]) -> None:
+        super().__init__("; ".join(f.message for f in findings))
+        self.findings = findings
+
+
+@dataclass(slots=True)
+class SwitchDraft:
+    """Mutable working state for one switch while the planner fills it in."""
+
+    name: str
+    role: Role
+    model: SwitchModel
+    pair: str | None
+    asn: int
+    loopback: IPv4Address
+    allocator: PortAllocator
+    ports: list[SwitchPort]
+    lags: list[Lag]
+    svis: list[Svi]
+    neighbors: list[BgpNeighbor]
+    networks: list[str]
+    mlag: Mlag | None = None
+    management: Management | None = None
+    pod: int | None = None
+    rail: int | None = None
+
+
+def address(net: IPv4Network, offset: int) -> IPv4Address:
+    return net.network_address + offset
+
+
+@dataclass
+class PlanState:
+    """What every planning step shares: the intent and its resolution, the drafts, the links so far, the
+    findings, and the next free /31 of the point-to-point pool."""
+
+    intent: Intent
+    fabric: ResolvedFabric
+    source: Source
+    drafts: dict[str, SwitchDraft] = field(default_factory=dict)
+    links: list[Link] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    p2p_next: int = 0
+
+    def fail(self, exc: AllocationError, path: Path) -> None:
+        self.findings.append(Finding(exc.code, Severity.ERROR, exc.path or path, exc.message, exc.hint))
+
+    def draft(self, slot: SwitchSlot) -> SwitchDraft:
+        """A new switch draft; loopback and management addresses follow the order switches are drafted."""
+        index = len(self.drafts)
+        lo = address(self.intent.underlay.loopback_subnet, index + 1)
+        mgmt = None
+        m = self.intent.management
+        if m is not None:
+            mgmt = Management(slot.model.spec.mgmt_interface,
+                              f"{address(m.subnet, m.first_offset + index)}/{m.subnet.prefixlen}", str(m.gateway))
+        d = SwitchDraft(slot.name, slot.role, slot.model, slot.pair, slot.asn, lo, PortAllocator(slot.model, slot.name),
+                        [], [], [], [], [f"{lo}/32"], management=mgmt, pod=slot.pod, rail=slot.rail)
+        self.drafts[slot.name] = d
+        return d

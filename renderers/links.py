@@ -1,0 +1,55 @@
+"""Routed fabric links between tiers: ports on both ends, a /31 or BGP unnumbered, and the BGP sessions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rocefab.models.resolve import Role
+from rocefab.renderers.drafts import PlanState, SwitchDraft, address
+from rocefab.renderers.plan import BgpNeighbor, Endpoint, Link, LinkKind, PortRole, SwitchPort
+from rocefab.renderers.ports import AllocationError, Port
+
+# BGP peer group a neighbor of each tier belongs to.
+GROUP = {Role.SUPERSPINE: "SUPERSPINES", Role.SPINE: "SPINES", Role.LEAF: "LEAVES"}
+
+
+def uplinks(state: PlanState, lower: SwitchDraft, ports: Sequence[Port], uppers: Sequence[SwitchDraft],
+            per_upper: int) -> None:
+    """Uplink i of a leaf (or spine) goes to the (i // per_upper)-th switch of the tier above."""
+    for i, mine in enumerate(ports):
+        upper = uppers[i // per_upper]
+        theirs = upper.allocator.next_port(mine.speed_gbps, f"downlink to {lower.name}")
+        connect(state, lower, mine, upper, theirs)
+
+
+def connect(state: PlanState, lower: SwitchDraft, mine: Port, upper: SwitchDraft, theirs: Port) -> None:
+    """A routed fabric link: BGP unnumbered where both ends support it, a /31 otherwise."""
+    underlay = state.intent.underlay
+    unnumbered = underlay.unnumbered == "auto" and lower.model.spec.bgp_unnumbered and upper.model.spec.bgp_unnumbered
+    lower_ip = upper_ip = None
+    if not unnumbered:
+        net = underlay.p2p_subnet
+        if 2 * state.p2p_next + 1 >= net.num_addresses:
+            raise AllocationError("address-pool-too-small", f"underlay.p2p_subnet {net} ran out of /31s",
+                                  "use a larger p2p_subnet")
+        upper_addr, lower_addr = address(net, 2 * state.p2p_next), address(net, 2 * state.p2p_next + 1)
+        state.p2p_next += 1
+        upper_ip, lower_ip = f"{upper_addr}/31", f"{lower_addr}/31"
+    lower.ports.append(SwitchPort(
+        mine.name, mine.cage, PortRole.UPLINK, mine.speed_gbps, mine.lanes, mine.broken_out,
+        Endpoint(upper.name, theirs.name), f"{upper.name} {theirs.name}", lower_ip, unnumbered,
+    ))
+    upper.ports.append(SwitchPort(
+        theirs.name, theirs.cage, PortRole.DOWNLINK, theirs.speed_gbps, theirs.lanes, theirs.broken_out,
+        Endpoint(lower.name, mine.name), f"{lower.name} {mine.name}", upper_ip, unnumbered,
+    ))
+    lower.neighbors.append(BgpNeighbor(
+        upper.name, upper.asn, f"{upper.name} {theirs.name}", GROUP[upper.role],
+        interface=mine.name if unnumbered else None, address=upper_ip.split("/")[0] if upper_ip else None,
+    ))
+    upper.neighbors.append(BgpNeighbor(
+        lower.name, lower.asn, f"{lower.name} {mine.name}", GROUP[lower.role],
+        interface=theirs.name if unnumbered else None, address=lower_ip.split("/")[0] if lower_ip else None,
+    ))
+    state.links.append(Link(LinkKind.FABRIC, Endpoint(lower.name, mine.name), Endpoint(upper.name, theirs.name),
+                            mine.speed_gbps))

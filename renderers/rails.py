@@ -1,0 +1,60 @@
+"""A rail-optimized fabric's servers: NIC r of every server on a leaf of rail r, as a routed /31, with a
+routing table of its own on the host."""
+
+from __future__ import annotations
+
+import math
+from ipaddress import IPv4Network
+
+from rocefab.renderers.drafts import PlanState, address
+from rocefab.renderers.plan import Endpoint, Host, HostNic, Link, LinkKind, PortRole, SwitchPort
+from rocefab.renderers.ports import AllocationError
+
+FIRST_NIC_TABLE = 100  # routing table of rail 0's NIC; rail r uses FIRST_NIC_TABLE + r
+
+
+def rail_hosts(state: PlanState) -> list[Host]:
+    intent, fabric = state.intent, state.fabric
+    size = fabric.size
+    assert size is not None, "rail-optimized fabrics are sized"
+    host_subnet = intent.underlay.host_subnet
+    assert host_subnet is not None, "the host checks require underlay.host_subnet for rail-optimized fabrics"
+    rails = size.rails
+    rail_prefix = host_subnet.prefixlen + math.ceil(math.log2(rails)) if rails > 1 else host_subnet.prefixlen
+    capacity = size.pods * size.nodes_per_pod
+    if rail_prefix > 31 or 2 ** (32 - rail_prefix) < 2 * capacity:
+        raise AllocationError(
+            "address-pool-too-small",
+            f"underlay.host_subnet {host_subnet} cannot give {rails} rails a /31 for each of {capacity} servers",
+            "use a larger host_subnet",
+        )
+    nets = [IPv4Network((int(host_subnet.network_address) + r * 2 ** (32 - rail_prefix), rail_prefix))
+            for r in range(rails)]
+    rail_routes = [(str(net),) for net in nets]
+    fabric_route = (str(host_subnet),)
+    hosts = []
+    k = 0
+    for group in fabric.rails:
+        leaves = [state.drafts[leaf.name] for leaf in group.leaves]
+        for slot in group.hosts:
+            name = slot.name
+            nics = []
+            for r, nic in enumerate(intent.hosts.nics):
+                leaf = leaves[r]
+                port = leaf.allocator.next_port(fabric.nic_speed_gbps, f"host {name} {nic.netdev}")
+                gateway, host_address = str(address(nets[r], 2 * k)), str(address(nets[r], 2 * k + 1))
+                leaf_side = f"{gateway}/31"
+                leaf.ports.append(SwitchPort(
+                    port.name, port.cage, PortRole.HOST, port.speed_gbps, port.lanes, port.broken_out,
+                    Endpoint(name, nic.netdev), f"{name} {nic.netdev}", ipv4=leaf_side,
+                ))
+                leaf.networks.append(leaf_side)
+                state.links.append(Link(LinkKind.HOST, Endpoint(leaf.name, port.name), Endpoint(name, nic.netdev),
+                                        port.speed_gbps))
+                nics.append(HostNic(
+                    nic.netdev, nic.rdma_device, fabric.nic_speed_gbps, r, leaf.name, port.name, f"{host_address}/31",
+                    gateway, rail_routes[r], FIRST_NIC_TABLE + r, fabric_route,
+                ))
+            hosts.append(Host(name, None, group.pod if fabric.tiers == 3 else None, (), tuple(nics)))
+            k += 1
+    return hosts
