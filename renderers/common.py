@@ -44,6 +44,22 @@ def dscps_by_priority(qos: Qos) -> list[tuple[int, tuple[int, ...]]]:
     return [(prio, tuple(sorted(dscps))) for prio, dscps in sorted(groups.items())]
 
 
+def explicit_dscp_map(qos: Qos, default_classes: tuple[int, ...]) -> dict[int, int]:
+    """The DSCP -> class entries a platform must be given so that its map equals the fabric's
+    (`Qos.dscp_classes`): every DSCP the intent names, and every other one whose platform default differs.
+
+    >>> from dataclasses import replace
+    >>> q = Qos("dscp", 26, 3, 48, 6, ((26, 3), (48, 6)), (3,), 1, 2, 3, 50, 50, True, 100, 3, 1000, 100, 106)
+    >>> sorted(explicit_dscp_map(q, tuple(d >> 3 for d in range(64))).items())[:3]
+    [(8, 0), (9, 0), (10, 0)]
+    >>> explicit_dscp_map(q, (0,) * 64)
+    {26: 3, 48: 6}
+    """
+    named = dict(qos.dscp_to_priority)
+    wanted = qos.dscp_classes
+    return {d: wanted[d] for d in range(64) if d in named or default_classes[d] != wanted[d]}
+
+
 def seconds(ms: int) -> str:
     """Milliseconds as the decimal seconds EOS timers take.
 

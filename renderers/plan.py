@@ -237,6 +237,15 @@ class Qos:
     roce_tos: int  # IPv4 TOS byte hosts put on RoCE packets: DSCP << 2 | ECT(0)
 
     @property
+    def dscp_classes(self) -> tuple[int, ...]:
+        """The fabric's priority for each of the 64 DSCPs, the same on every switch and NIC: what the intent
+        names, and the default class 0 for every other code point, so no traffic the intent did not name
+        shares the lossless queue (how pause storms start) or the strict CNP queue (which it could starve
+        others from). Each platform renders the entries its own default map gets wrong."""
+        named = dict(self.dscp_to_priority)
+        return tuple(named.get(d, 0) for d in range(64))
+
+    @property
     def pfc_vector(self) -> tuple[int, ...]:
         """PFC enable flags for priorities 0-7, as `mlnx_qos --pfc` takes them."""
         return tuple(1 if p in self.lossless_priorities else 0 for p in range(8))

@@ -22,11 +22,28 @@ def nxos_group(priority: int, cnp_priority: int) -> int:
     return {cnp_priority: NXOS_STRICT_GROUP, NXOS_STRICT_GROUP: cnp_priority}.get(priority, priority)
 
 
+# Each platform's own DSCP -> class map where the config names none, as the oracle states it (not imported):
+# Cumulus trusting L3 maps d to d >> 3 (Cumulus 5.14 QoS, Classification); EOS does the same but swaps the two
+# lowest blocks, 0-7 -> 1 and 8-15 -> 0 (secondary source; Arista confirms CS3 -> TC3); NX-OS classifies only
+# what rocefab's policy matches, everything else falls to class-default, qos-group 0; a ConnectX NIC
+# trusting DSCP maps d to d >> 3 (mlnx-tools `mlnx_qos`, setDefaultAppEntry).
+PLATFORM_DEFAULT_DSCP = {
+    "cumulus": [d >> 3 for d in range(64)],
+    "eos": [1 if d < 8 else 0 if d < 16 else d >> 3 for d in range(64)],
+    "nxos": [0] * 64,
+}
+NIC_DEFAULT_DSCP = [d >> 3 for d in range(64)]
+
+
+def effective(default: list[int], explicit: dict[int, int]) -> list[int]:
+    return [explicit.get(d, default[d]) for d in range(64)]
+
+
 @dataclass
 class SwitchQos:
     """What a rendered switch config says about QoS."""
 
-    dscp_to_priority: dict[int, int]  # the switch's own class numbers (NX-OS: qos-groups)
+    dscp_to_priority: dict[int, int]  # every DSCP's class, in the switch's own numbering (NX-OS: qos-groups)
     unmarked_class: int  # where DSCP 0 lands
     lossless: set[int]
     ecn_queues: set[int]
@@ -63,8 +80,8 @@ def _eos(sw: Switch, text: str) -> SwitchQos:
             assert node.child(f"mtu {sw.mtu_bytes}"), f"{sw.name} {port.name}: routed port without jumbo MTU"
     for svi in root.starting("interface Vlan"):
         assert svi.child(f"mtu {sw.mtu_bytes}"), f"{sw.name} {svi.line}: SVI without jumbo MTU"
-    # EOS's default map sends DSCP 0 to traffic class 1, so only an explicit line puts it in the default queue.
-    return SwitchQos(dscp, dscp.get(0, 1), lossless, ecn, strict)
+    full = effective(PLATFORM_DEFAULT_DSCP["eos"], dscp)
+    return SwitchQos(dict(enumerate(full)), full[0], lossless, ecn, strict)
 
 
 def _nxos(sw: Switch, text: str) -> SwitchQos:
@@ -120,7 +137,8 @@ def _nxos(sw: Switch, text: str) -> SwitchQos:
         node = root.child(f"interface {lag.name}")
         assert node is not None and node.child("priority-flow-control mode on"), f"{sw.name} {lag.name}"
     assert strict <= {7}, f"{sw.name}: NX-OS queues strictly only from the top group down, not {strict}"
-    return SwitchQos(dscp, dscp.get(0, unmarked), lossless, ecn, strict)
+    full = effective([unmarked] * 64, dscp)
+    return SwitchQos(dict(enumerate(full)), full[0], lossless, ecn, strict)
 
 
 def _cumulus(sw: Switch, text: str) -> SwitchQos:
@@ -148,8 +166,8 @@ def _cumulus(sw: Switch, text: str) -> SwitchQos:
         assert entry["link"]["mtu"] == sw.mtu_bytes, f"{sw.name} {port.name}: MTU"
     for lag in sw.lags:
         assert interfaces[lag.name]["link"]["mtu"] == sw.mtu_bytes
-    # Trusting L3, Cumulus maps an unlisted DSCP d to priority d >> 3 (lossless reference section 3.2).
-    return SwitchQos(dscp, dscp.get(0, 0), lossless, ecn, strict)
+    full = effective(PLATFORM_DEFAULT_DSCP["cumulus"], dscp)
+    return SwitchQos(dict(enumerate(full)), full[0], lossless, ecn, strict)
 
 
 PARSERS = {"eos": (".cfg", _eos), "nxos": (".cfg", _nxos), "cumulus": (".nvue.yaml", _cumulus)}
@@ -166,7 +184,19 @@ def check_fabric(plan: FabricPlan, rendered: list[RenderedFile] | tuple[Rendered
     qos_of = {sw.name: switch_qos(sw, files) for sw in plan.switches}
     platform_of = {sw.name: sw.platform for sw in plan.switches}
     q = plan.qos
+    named = dict(q.dscp_to_priority)
+    # The fabric's map, stated from the intent alone: named DSCPs where they were named, all others class 0.
+    fabric = [named.get(d, 0) for d in range(64)]
+    no_drop = {d for d, p in named.items() if p in q.lossless_priorities}
     for name, sq in qos_of.items():
+        as_priorities = list(range(8))
+        if platform_of[name] == "nxos":
+            as_priorities = [nxos_group(p, q.cnp_priority) for p in range(8)]
+        assert [sq.dscp_to_priority[d] for d in range(64)] == [as_priorities[p] for p in fabric], (
+            f"{name}: its DSCP map differs from the fabric's")
+        lossless_classes = {as_priorities[p] for p in q.lossless_priorities}
+        reaching = {d for d in range(64) if sq.dscp_to_priority[d] in lossless_classes}
+        assert reaching == no_drop, f"{name}: DSCPs {sorted(reaching)} reach the no-drop class, not {sorted(no_drop)}"
         assert sq.lossless == set(q.lossless_priorities), f"{name}: PFC on {sq.lossless}"
         assert sq.ecn_queues == {q.roce_priority}, f"{name}: ECN on {sq.ecn_queues}"
         cnp_class = sq.dscp_to_priority.get(q.cnp_dscp)
@@ -203,6 +233,13 @@ def check_fabric(plan: FabricPlan, rendered: list[RenderedFile] | tuple[Rendered
             path = [leaf for _, leaf in ports] + upper
             for netdev_name, _ in ports:
                 netdev = re.escape(netdev_name)
+                maps = re.findall(rf'^converge "{netdev} dscp map" (\S+) qos_dscp_map {netdev} -- set_dscp_map', script,
+                                  re.MULTILINE)
+                assert len(maps) == 1, f"{host.name} {netdev_name}: no DSCP map converge"
+                wanted = dict(tuple(map(int, e.split(":"))) for e in maps[0].split(","))
+                nic = effective(NIC_DEFAULT_DSCP, wanted)
+                assert nic == fabric, f"{host.name} {netdev_name}: the NIC's DSCP map differs from the fabric's"
+                assert nic[tos >> 2] == q.roce_priority and nic[q.cnp_dscp] == q.cnp_priority
                 pfc = re.findall(rf"-- mlnx_qos -i {netdev} --pfc ([01,]+)$", script, re.MULTILINE)
                 assert len(pfc) == 1
                 flags = {i for i, v in enumerate(pfc[0].split(",")) if v == "1"}

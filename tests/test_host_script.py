@@ -60,7 +60,8 @@ def write_script(folder: Path, intent: str, host: str) -> Path:
 
 
 def member_labels(port: str) -> list[str]:
-    return [f"{port} global pause:", f"{port} rings:", f"{port} qos trust:", f"{port} pfc priorities:",
+    return [f"{port} global pause:", f"{port} rings:", f"{port} qos trust:", f"{port} dscp map:",
+            f"{port} pfc priorities:",
             f"{port} DCQCN notification point, priority 3:", f"{port} DCQCN reaction point, priority 3:",
             f"{port} bond master:", f"{port} mtu:"]
 
@@ -113,7 +114,7 @@ def test_check_on_a_fresh_host_reports_every_setting_and_changes_nothing(pristin
         f"{pristine}/etc/nccl.conf: is '<missing>'",
     ])
     assert "ok      ens1f0np0 CNP DSCP = 48" in result.stdout  # the firmware default already matches
-    assert result.stdout.rstrip().endswith("23 setting(s) drifted")
+    assert result.stdout.rstrip().endswith("25 setting(s) drifted")
     assert "changed" not in result.stdout
     assert diff(before, snapshot(pristine)) == []
 
@@ -122,7 +123,7 @@ def test_apply_configures_a_fresh_host(applied_once: Applied) -> None:
     root, result = applied_once.root, applied_once.result
     assert result.returncode == 0, result.stdout + result.stderr
     assert "FAILED" not in result.stdout and "DRIFT" not in result.stdout
-    assert result.stdout.rstrip().endswith("21 setting(s) changed")
+    assert result.stdout.rstrip().endswith("23 setting(s) changed")
     net = "class/net"
     for dev in ("bond0", *LAB_PORTS):
         assert read(root, f"{net}/{dev}/mtu") == "9000\n"
@@ -246,7 +247,7 @@ def test_a_link_slower_than_planned_is_drift_that_apply_cannot_repair(tmp_path: 
     assert fix.returncode == 1, fix.stdout + fix.stderr
     assert [line for line in fix.stdout.splitlines() if not line.startswith(("ok ", "changed "))] == [
         f"DRIFT   {P1} link speed is '200000' Mb/s, want '400000' (check the optic or cable and its seating)",
-        "21 setting(s) changed"]
+        "23 setting(s) changed"]
 
 
 def test_a_down_link_is_noted_and_its_speed_not_judged(applied: Path, lab_script: Path) -> None:
@@ -308,9 +309,9 @@ def test_a_write_that_does_not_stick_is_reported_as_failed(pristine: Path, lab_s
     result = run_script(lab_script, pristine, env=lying)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "FAILED  mlx5_bond_0 rdma_cm default ToS: still '0' after setting '106'" in result.stdout
-    assert result.stdout.rstrip().endswith("20 setting(s) changed")  # everything else was applied
+    assert result.stdout.rstrip().endswith("22 setting(s) changed")  # everything else was applied
     assert [line for line in result.stdout.splitlines() if not line.startswith(("ok ", "changed "))] == [
-        "FAILED  mlx5_bond_0 rdma_cm default ToS: still '0' after setting '106'", "20 setting(s) changed"]
+        "FAILED  mlx5_bond_0 rdma_cm default ToS: still '0' after setting '106'", "22 setting(s) changed"]
 
 
 def test_a_failing_tool_is_reported_and_the_run_goes_on(tmp_path: Path, lab_script: Path) -> None:
@@ -320,7 +321,7 @@ def test_a_failing_tool_is_reported_and_the_run_goes_on(tmp_path: Path, lab_scri
     assert [line for line in result.stdout.splitlines() if line.startswith("FAILED")] == [
         f"FAILED  {port} rings: still '1024/1024' after setting '8192/8192'" for port in LAB_PORTS]
     assert "Cannot set device ring parameters: Invalid argument" in result.stderr
-    assert result.stdout.rstrip().endswith("19 setting(s) changed")  # the rest of the run went on
+    assert result.stdout.rstrip().endswith("21 setting(s) changed")  # the rest of the run went on
 
 
 def test_a_port_that_cannot_join_the_bond_is_not_left_down(tmp_path: Path, lab_script: Path) -> None:
@@ -441,3 +442,46 @@ def test_rendered_host_scripts_pass_shellcheck(tmp_path: Path) -> None:
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         findings = [out for out in pool.map(lint, scripts) if out]
     assert findings == [], "\n".join(findings)
+
+
+def _nic_dscp_map(root: Path, netdev: str) -> dict[int, int]:
+    """What the fake NIC's DCB app table says, read back through the stub's own show output."""
+    shown = stub(root, "mlnx_qos", "-i", netdev).stdout
+    found: dict[int, int] = {}
+    for prio, dscps in re.findall(r"^\tprio:(\d) dscp:([\d,]+)$", shown, re.MULTILINE):
+        found.update({int(d): int(prio) for d in dscps.split(",") if d})
+    return found
+
+
+@pytest.mark.parametrize(("roce", "cnp", "extra"), [((40, 3), (12, 4), {}), ((26, 5), (48, 6), {34: 1}),
+                                                    ((26, 3), (48, 6), {})])
+def test_the_nic_ends_with_the_fabric_dscp_map(tmp_path: Path, roce: tuple[int, int], cnp: tuple[int, int],
+                                               extra: dict[int, int]) -> None:
+    """Run for real: after the script, the NIC sends the RoCE DSCP on the PFC priority, CNPs on theirs, named
+    DSCPs where they were named, and every other DSCP on priority 0; a second run changes nothing."""
+    import yaml
+
+    doc = yaml.safe_load((ROOT / "intents" / "lab.yaml").read_text(encoding="utf-8"))
+    doc["qos"] = {"roce": {"dscp": roce[0], "priority": roce[1]}, "cnp": {"dscp": cnp[0], "priority": cnp[1]},
+                  "dscp_map": extra}
+    intent = tmp_path / "intent.yaml"
+    intent.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    checked = check_file(intent, "0.0.0-test")
+    assert checked.plan is not None, [str(f) for f in checked.findings]
+    script = tmp_path / "gpu001.roce.sh"
+    script.write_text(next(f.content for f in render_fabric(checked.plan) if f.path == "hosts/gpu001.roce.sh"))
+    root = make_host(tmp_path / "host", LAB_PORTS, LAB_LAG)
+    assert run_script(script, root).returncode == 0
+    named = {roce[0]: roce[1], cnp[0]: cnp[1], **extra}
+    for netdev in LAB_PORTS:
+        assert _nic_dscp_map(root, netdev) == {d: named.get(d, 0) for d in range(64)}, netdev
+    again = run_script(script, root, "--check")
+    assert again.returncode == 0 and not drifts(again.stdout)
+
+
+def test_a_dscp_entry_someone_changed_is_drift_and_put_back(applied: Path, lab_script: Path) -> None:
+    stub(applied, "mlnx_qos", "-i", P0, "--dscp2prio", "set,27,3")  # a stale entry, another tool's or an older run's
+    checked = run_script(lab_script, applied, "--check")
+    assert checked.returncode == 1 and any(d.startswith(f"{P0} dscp map") for d in drifts(checked.stdout))
+    assert run_script(lab_script, applied).returncode == 0
+    assert _nic_dscp_map(applied, P0)[27] == 0

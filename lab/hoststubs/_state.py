@@ -276,7 +276,9 @@ class Host:
             "pause": {"autoneg": pause[0], "rx": pause[1], "tx": pause[2]},
             "rings": {"rx": rings[0], "tx": rings[1], "rx_max": ring_max, "tx_max": ring_max},
             "dcb": {"trust": trust, "pfc": [0] * 8, "os_controlled": False, "cable_len": 7,
-                    "prio_tc": [1, 0, 2, 3, 4, 5, 6, 7]},
+                    "prio_tc": [1, 0, 2, 3, 4, 5, 6, 7],
+                    # the IEEE DCB app table's DSCP entries, newest first, as the kernel lists them
+                    "dscp_apps": [[d, d >> 3] for d in range(63, -1, -1)] if trust == "dscp" else []},
         }
         d = join(self.net, name)
         write_atomic(join(d, "mtu"), f"{mtu}\n")

@@ -52,6 +52,9 @@ class PlatformSpec:
     non_mlag_reload_delay_s: int | None = None
     # vPC needs a peer-keepalive path: over mgmt0 when the intent gives management addressing.
     keepalive_out_of_band: bool = False
+    # The class each DSCP lands in when the config names none for it, DSCP 0 first; the renderer writes an
+    # explicit mapping wherever this differs from the fabric's map. Default: DSCP d -> d >> 3.
+    default_dscp_classes: tuple[int, ...] = tuple(d >> 3 for d in range(64))
 
     def is_reserved_vlan(self, vlan: int) -> bool:
         return any(low <= vlan <= high for low, high in self.reserved_vlans)

@@ -123,6 +123,25 @@ qos_trust() {
   mlnx_qos -i "$1" | awk -F': *' '!found && tolower($0) ~ /^priority trust state:/ {print $2; found=1}'
 }
 
+qos_dscp_map() {  # the NIC's DSCP -> priority map as "dscp:prio" pairs in DSCP order (empty unless trusting DSCP)
+  mlnx_qos -i "$1" | awk '
+    $1 ~ /^prio:[0-7]$/ && $2 ~ /^dscp:/ {
+      p = substr($1, 6); n = split(substr($2, 6), d, ",")
+      for (i = 1; i <= n; i++) if (d[i] != "") map[d[i] + 0] = p
+    }
+    END { out = ""; for (i = 0; i < 64; i++) if (i in map) out = out (out == "" ? "" : ",") i ":" map[i]; print out }'
+}
+
+set_dscp_map() {  # NETDEV "d:p,...": set the entries that differ, in one mlnx_qos call (not with --trust: it refuses)
+  local have entry entries args=()
+  have=",$(qos_dscp_map "$1"),"
+  IFS=, read -r -a entries <<<"$2"
+  for entry in "${entries[@]}"; do
+    [[ $have == *",$entry,"* ]] || args+=(--dscp2prio "set,${entry%%:*},${entry##*:}")
+  done
+  [[ -z "${args[*]:-}" ]] || mlnx_qos -i "$1" "${args[@]}"
+}
+
 qos_pfc() {  # PFC enable flags for priorities 0-7, comma separated
   mlnx_qos -i "$1" | awk '!found && $1 == "enabled" {out=$2; for (i = 3; i <= 9; i++) out = out "," $i; print out; found=1}'
 }

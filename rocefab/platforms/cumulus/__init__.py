@@ -36,6 +36,9 @@ SPEC = PlatformSpec(
     lag_format="bond{n}",
     peer_link_lag="peerlink",
     peer_session_interface="peerlink.4094",
+    # Trusting L3, Cumulus maps each block of eight DSCPs to one switch priority: d -> d >> 3 (Cumulus 5.14
+    # QoS guide, Classification).
+    default_dscp_classes=tuple(d >> 3 for d in range(64)),
 )
 
 

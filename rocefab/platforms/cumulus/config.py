@@ -13,8 +13,9 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from rocefab.platforms.cumulus import SPEC
 from rocefab.platforms.unit import UnitFile
-from rocefab.renderers.common import egress_queues, unused_children
+from rocefab.renderers.common import egress_queues, explicit_dscp_map, unused_children
 from rocefab.renderers.natural import natural_key
 from rocefab.renderers.plan import FabricPlan, PortRole, Switch
 from rocefab.renderers.templating import header_lines, render
@@ -95,7 +96,8 @@ def _qos(plan: FabricPlan) -> Tree:
         # the intent names, so the result does not depend on the profile's defaults.
         "roce": {"cable-length": q.cable_length_m, "enable": ON, "mode": "lossless"},
         "mapping": {QOS_PROFILE: {
-            "dscp": {str(dscp): {"switch-priority": prio} for dscp, prio in q.dscp_to_priority},
+            "dscp": {str(dscp): {"switch-priority": prio}
+                     for dscp, prio in sorted(explicit_dscp_map(q, SPEC.default_dscp_classes).items())},
             "trust": "l3",
         }},
         "egress-queue-mapping": {QOS_PROFILE: {"switch-priority": {

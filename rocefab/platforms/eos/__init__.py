@@ -38,6 +38,10 @@ SPEC = PlatformSpec(
     # Arista's recommended MLAG reload delays: MLAG ports stay down 300 s after a reboot, others 330 s.
     mlag_reload_delay_s=300,
     non_mlag_reload_delay_s=330,
+    # EOS's built-in DSCP -> traffic-class map follows d >> 3 except that it swaps the two lowest classes:
+    # DSCP 0-7 go to class 1, 8-15 to class 0. Arista's AI fabric guide confirms CS3 -> TC3; the full table
+    # is from a secondary source (an EOS RoCE configuration write-up), so both blocks are written explicitly.
+    default_dscp_classes=tuple(1 if d < 8 else 0 if d < 16 else d >> 3 for d in range(64)),
 )
 
 # Blocks of the running config a replace keeps: the device's accounts, management plane and logging.

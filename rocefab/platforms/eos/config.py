@@ -11,7 +11,7 @@ from dataclasses import fields
 from rocefab.platforms.eos import SPEC
 from rocefab.platforms.eos import structured as s
 from rocefab.platforms.unit import UnitFile
-from rocefab.renderers.common import egress_queues, seconds, unused_children
+from rocefab.renderers.common import egress_queues, explicit_dscp_map, seconds, unused_children
 from rocefab.renderers.natural import natural_key
 from rocefab.renderers.plan import FabricPlan, PortRole, Qos, Switch
 from rocefab.renderers.templating import header_lines, render
@@ -26,22 +26,17 @@ def _speed(speed_gbps: int, lanes: int) -> str:
     return f"{speed_gbps}g-{lanes}"
 
 
-# EOS's built-in DSCP -> traffic-class map swaps the two lowest classes: DSCP 0-7 (unmarked traffic) go to
-# class 1 and DSCP 8-15 to class 0, where hosts and the other platforms use priority DSCP >> 3. rocefab
-# schedules the default class as queue 0, so both blocks are mapped explicitly; DSCPs the intent maps keep
-# their own class. The reference confirms only CS3 -> TC3 of that default map; the full table comes from a
-# secondary source (an EOS RoCE configuration write-up), and mapping explicitly is right either way.
-_SWAPPED_DEFAULT_BLOCKS = ((range(8), 0), (range(8, 16), 1))
+DSCPS_PER_LINE = 8  # as EOS prints its map; the longest list any source shows on one line
 
 
 def _dscp_maps(q: Qos) -> tuple[s.DscpMap, ...]:
-    explicit = dict(q.dscp_to_priority)
+    """`qos map dscp` lines for every DSCP whose class must differ from EOS's built-in map (SPEC's
+    default_dscp_classes), grouped by class, eight to a line."""
     by_class: dict[int, list[int]] = {}
-    for block, traffic_class in _SWAPPED_DEFAULT_BLOCKS:
-        by_class.setdefault(traffic_class, []).extend(d for d in block if d not in explicit)
-    for dscp, prio in explicit.items():
-        by_class.setdefault(prio, []).append(dscp)
-    return tuple(s.DscpMap(" ".join(map(str, sorted(dscps))), tc) for tc, dscps in sorted(by_class.items()) if dscps)
+    for dscp, traffic_class in sorted(explicit_dscp_map(q, SPEC.default_dscp_classes).items()):
+        by_class.setdefault(traffic_class, []).append(dscp)
+    return tuple(s.DscpMap(" ".join(map(str, dscps[i:i + DSCPS_PER_LINE])), tc)
+                 for tc, dscps in sorted(by_class.items()) for i in range(0, len(dscps), DSCPS_PER_LINE))
 
 
 def _qos_profile(plan: FabricPlan, switch: Switch) -> s.QosProfile:

@@ -42,6 +42,7 @@ class HostConfig:
     rx_ring: int
     tx_ring: int
     pfc_flags: str
+    dscp_map: str  # "d:p" for all 64 DSCPs: the fabric's map, which the NIC's must equal
     pfc_priorities: str
     ecn_priorities: tuple[int, ...]
     cnp_dscp: int
@@ -85,6 +86,7 @@ def build(plan: FabricPlan, host: Host, target: str = TARGET) -> HostConfig:
         rx_ring=profile.rx_ring,
         tx_ring=profile.tx_ring,
         pfc_flags=",".join(map(str, q.pfc_vector)),
+        dscp_map=",".join(f"{d}:{p}" for d, p in enumerate(q.dscp_classes)),
         pfc_priorities=",".join(map(str, q.lossless_priorities)),
         ecn_priorities=q.lossless_priorities,
         cnp_dscp=q.cnp_dscp,

@@ -43,6 +43,9 @@ SPEC = PlatformSpec(
     # runs it with its defaults.
     pfc_watchdog_timers=False,
     keepalive_out_of_band=True,
+    # rocefab's classification policy ends in `class class-default` -> `set qos-group 0`: a DSCP no class
+    # matches lands in group 0, so only the named DSCPs need classes.
+    default_dscp_classes=(0,) * 64,
 )
 
 PRESERVED = (

@@ -139,6 +139,25 @@ qos_trust() {
   mlnx_qos -i "$1" | awk -F': *' '!found && tolower($0) ~ /^priority trust state:/ {print $2; found=1}'
 }
 
+qos_dscp_map() {  # the NIC's DSCP -> priority map as "dscp:prio" pairs in DSCP order (empty unless trusting DSCP)
+  mlnx_qos -i "$1" | awk '
+    $1 ~ /^prio:[0-7]$/ && $2 ~ /^dscp:/ {
+      p = substr($1, 6); n = split(substr($2, 6), d, ",")
+      for (i = 1; i <= n; i++) if (d[i] != "") map[d[i] + 0] = p
+    }
+    END { out = ""; for (i = 0; i < 64; i++) if (i in map) out = out (out == "" ? "" : ",") i ":" map[i]; print out }'
+}
+
+set_dscp_map() {  # NETDEV "d:p,...": set the entries that differ, in one mlnx_qos call (not with --trust: it refuses)
+  local have entry entries args=()
+  have=",$(qos_dscp_map "$1"),"
+  IFS=, read -r -a entries <<<"$2"
+  for entry in "${entries[@]}"; do
+    [[ $have == *",$entry,"* ]] || args+=(--dscp2prio "set,${entry%%:*},${entry##*:}")
+  done
+  [[ -z "${args[*]:-}" ]] || mlnx_qos -i "$1" "${args[@]}"
+}
+
 qos_pfc() {  # PFC enable flags for priorities 0-7, comma separated
   mlnx_qos -i "$1" | awk '!found && $1 == "enabled" {out=$2; for (i = 3; i <= 9; i++) out = out "," $i; print out; found=1}'
 }
@@ -287,6 +306,9 @@ require_path "$SYS/class/net/enp220s0np0/ecn" "ECN/DCQCN sysfs of enp220s0np0 (M
 ensure_pause_off enp24s0np0
 ensure_rings enp24s0np0 8192 8192
 converge "enp24s0np0 qos trust" dscp qos_trust enp24s0np0 -- mlnx_qos -i enp24s0np0 --trust dscp
+# The NIC's own DSCP map sends d to priority d >> 3; the fabric's differs wherever RoCE or CNP use another
+# priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
+converge "enp24s0np0 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map enp24s0np0 -- set_dscp_map enp24s0np0 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
 converge "enp24s0np0 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp24s0np0 -- mlnx_qos -i enp24s0np0 --pfc 0,0,0,1,0,0,0,0
 ensure_sysfs "enp24s0np0 DCQCN notification point, priority 3" "$SYS/class/net/enp24s0np0/ecn/roce_np/enable/3" 1
 ensure_sysfs "enp24s0np0 DCQCN reaction point, priority 3" "$SYS/class/net/enp24s0np0/ecn/roce_rp/enable/3" 1
@@ -311,6 +333,9 @@ fi
 ensure_pause_off enp64s0np0
 ensure_rings enp64s0np0 8192 8192
 converge "enp64s0np0 qos trust" dscp qos_trust enp64s0np0 -- mlnx_qos -i enp64s0np0 --trust dscp
+# The NIC's own DSCP map sends d to priority d >> 3; the fabric's differs wherever RoCE or CNP use another
+# priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
+converge "enp64s0np0 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map enp64s0np0 -- set_dscp_map enp64s0np0 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
 converge "enp64s0np0 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp64s0np0 -- mlnx_qos -i enp64s0np0 --pfc 0,0,0,1,0,0,0,0
 ensure_sysfs "enp64s0np0 DCQCN notification point, priority 3" "$SYS/class/net/enp64s0np0/ecn/roce_np/enable/3" 1
 ensure_sysfs "enp64s0np0 DCQCN reaction point, priority 3" "$SYS/class/net/enp64s0np0/ecn/roce_rp/enable/3" 1
@@ -335,6 +360,9 @@ fi
 ensure_pause_off enp79s0np0
 ensure_rings enp79s0np0 8192 8192
 converge "enp79s0np0 qos trust" dscp qos_trust enp79s0np0 -- mlnx_qos -i enp79s0np0 --trust dscp
+# The NIC's own DSCP map sends d to priority d >> 3; the fabric's differs wherever RoCE or CNP use another
+# priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
+converge "enp79s0np0 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map enp79s0np0 -- set_dscp_map enp79s0np0 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
 converge "enp79s0np0 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp79s0np0 -- mlnx_qos -i enp79s0np0 --pfc 0,0,0,1,0,0,0,0
 ensure_sysfs "enp79s0np0 DCQCN notification point, priority 3" "$SYS/class/net/enp79s0np0/ecn/roce_np/enable/3" 1
 ensure_sysfs "enp79s0np0 DCQCN reaction point, priority 3" "$SYS/class/net/enp79s0np0/ecn/roce_rp/enable/3" 1
@@ -359,6 +387,9 @@ fi
 ensure_pause_off enp94s0np0
 ensure_rings enp94s0np0 8192 8192
 converge "enp94s0np0 qos trust" dscp qos_trust enp94s0np0 -- mlnx_qos -i enp94s0np0 --trust dscp
+# The NIC's own DSCP map sends d to priority d >> 3; the fabric's differs wherever RoCE or CNP use another
+# priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
+converge "enp94s0np0 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map enp94s0np0 -- set_dscp_map enp94s0np0 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
 converge "enp94s0np0 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp94s0np0 -- mlnx_qos -i enp94s0np0 --pfc 0,0,0,1,0,0,0,0
 ensure_sysfs "enp94s0np0 DCQCN notification point, priority 3" "$SYS/class/net/enp94s0np0/ecn/roce_np/enable/3" 1
 ensure_sysfs "enp94s0np0 DCQCN reaction point, priority 3" "$SYS/class/net/enp94s0np0/ecn/roce_rp/enable/3" 1
@@ -383,6 +414,9 @@ fi
 ensure_pause_off enp154s0np0
 ensure_rings enp154s0np0 8192 8192
 converge "enp154s0np0 qos trust" dscp qos_trust enp154s0np0 -- mlnx_qos -i enp154s0np0 --trust dscp
+# The NIC's own DSCP map sends d to priority d >> 3; the fabric's differs wherever RoCE or CNP use another
+# priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
+converge "enp154s0np0 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map enp154s0np0 -- set_dscp_map enp154s0np0 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
 converge "enp154s0np0 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp154s0np0 -- mlnx_qos -i enp154s0np0 --pfc 0,0,0,1,0,0,0,0
 ensure_sysfs "enp154s0np0 DCQCN notification point, priority 3" "$SYS/class/net/enp154s0np0/ecn/roce_np/enable/3" 1
 ensure_sysfs "enp154s0np0 DCQCN reaction point, priority 3" "$SYS/class/net/enp154s0np0/ecn/roce_rp/enable/3" 1
@@ -407,6 +441,9 @@ fi
 ensure_pause_off enp192s0np0
 ensure_rings enp192s0np0 8192 8192
 converge "enp192s0np0 qos trust" dscp qos_trust enp192s0np0 -- mlnx_qos -i enp192s0np0 --trust dscp
+# The NIC's own DSCP map sends d to priority d >> 3; the fabric's differs wherever RoCE or CNP use another
+# priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
+converge "enp192s0np0 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map enp192s0np0 -- set_dscp_map enp192s0np0 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
 converge "enp192s0np0 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp192s0np0 -- mlnx_qos -i enp192s0np0 --pfc 0,0,0,1,0,0,0,0
 ensure_sysfs "enp192s0np0 DCQCN notification point, priority 3" "$SYS/class/net/enp192s0np0/ecn/roce_np/enable/3" 1
 ensure_sysfs "enp192s0np0 DCQCN reaction point, priority 3" "$SYS/class/net/enp192s0np0/ecn/roce_rp/enable/3" 1
@@ -431,6 +468,9 @@ fi
 ensure_pause_off enp206s0np0
 ensure_rings enp206s0np0 8192 8192
 converge "enp206s0np0 qos trust" dscp qos_trust enp206s0np0 -- mlnx_qos -i enp206s0np0 --trust dscp
+# The NIC's own DSCP map sends d to priority d >> 3; the fabric's differs wherever RoCE or CNP use another
+# priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
+converge "enp206s0np0 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map enp206s0np0 -- set_dscp_map enp206s0np0 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
 converge "enp206s0np0 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp206s0np0 -- mlnx_qos -i enp206s0np0 --pfc 0,0,0,1,0,0,0,0
 ensure_sysfs "enp206s0np0 DCQCN notification point, priority 3" "$SYS/class/net/enp206s0np0/ecn/roce_np/enable/3" 1
 ensure_sysfs "enp206s0np0 DCQCN reaction point, priority 3" "$SYS/class/net/enp206s0np0/ecn/roce_rp/enable/3" 1
@@ -455,6 +495,9 @@ fi
 ensure_pause_off enp220s0np0
 ensure_rings enp220s0np0 8192 8192
 converge "enp220s0np0 qos trust" dscp qos_trust enp220s0np0 -- mlnx_qos -i enp220s0np0 --trust dscp
+# The NIC's own DSCP map sends d to priority d >> 3; the fabric's differs wherever RoCE or CNP use another
+# priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
+converge "enp220s0np0 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map enp220s0np0 -- set_dscp_map enp220s0np0 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
 converge "enp220s0np0 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp220s0np0 -- mlnx_qos -i enp220s0np0 --pfc 0,0,0,1,0,0,0,0
 ensure_sysfs "enp220s0np0 DCQCN notification point, priority 3" "$SYS/class/net/enp220s0np0/ecn/roce_np/enable/3" 1
 ensure_sysfs "enp220s0np0 DCQCN reaction point, priority 3" "$SYS/class/net/enp220s0np0/ecn/roce_rp/enable/3" 1

@@ -139,6 +139,25 @@ qos_trust() {
   mlnx_qos -i "$1" | awk -F': *' '!found && tolower($0) ~ /^priority trust state:/ {print $2; found=1}'
 }
 
+qos_dscp_map() {  # the NIC's DSCP -> priority map as "dscp:prio" pairs in DSCP order (empty unless trusting DSCP)
+  mlnx_qos -i "$1" | awk '
+    $1 ~ /^prio:[0-7]$/ && $2 ~ /^dscp:/ {
+      p = substr($1, 6); n = split(substr($2, 6), d, ",")
+      for (i = 1; i <= n; i++) if (d[i] != "") map[d[i] + 0] = p
+    }
+    END { out = ""; for (i = 0; i < 64; i++) if (i in map) out = out (out == "" ? "" : ",") i ":" map[i]; print out }'
+}
+
+set_dscp_map() {  # NETDEV "d:p,...": set the entries that differ, in one mlnx_qos call (not with --trust: it refuses)
+  local have entry entries args=()
+  have=",$(qos_dscp_map "$1"),"
+  IFS=, read -r -a entries <<<"$2"
+  for entry in "${entries[@]}"; do
+    [[ $have == *",$entry,"* ]] || args+=(--dscp2prio "set,${entry%%:*},${entry##*:}")
+  done
+  [[ -z "${args[*]:-}" ]] || mlnx_qos -i "$1" "${args[@]}"
+}
+
 qos_pfc() {  # PFC enable flags for priorities 0-7, comma separated
   mlnx_qos -i "$1" | awk '!found && $1 == "enabled" {out=$2; for (i = 3; i <= 9; i++) out = out "," $i; print out; found=1}'
 }
@@ -281,6 +300,9 @@ converge "bond0 mtu" 9000 read_file "$SYS/class/net/bond0/mtu" -- ip link set de
 ensure_pause_off enp24s0f0np0
 ensure_rings enp24s0f0np0 8192 8192
 converge "enp24s0f0np0 qos trust" dscp qos_trust enp24s0f0np0 -- mlnx_qos -i enp24s0f0np0 --trust dscp
+# The NIC's own DSCP map sends d to priority d >> 3; the fabric's differs wherever RoCE or CNP use another
+# priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
+converge "enp24s0f0np0 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map enp24s0f0np0 -- set_dscp_map enp24s0f0np0 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
 converge "enp24s0f0np0 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp24s0f0np0 -- mlnx_qos -i enp24s0f0np0 --pfc 0,0,0,1,0,0,0,0
 ensure_sysfs "enp24s0f0np0 DCQCN notification point, priority 3" "$SYS/class/net/enp24s0f0np0/ecn/roce_np/enable/3" 1
 ensure_sysfs "enp24s0f0np0 DCQCN reaction point, priority 3" "$SYS/class/net/enp24s0f0np0/ecn/roce_rp/enable/3" 1
@@ -293,6 +315,9 @@ converge "enp24s0f0np0 mtu" 9000 read_file "$SYS/class/net/enp24s0f0np0/mtu" -- 
 ensure_pause_off enp24s0f1np1
 ensure_rings enp24s0f1np1 8192 8192
 converge "enp24s0f1np1 qos trust" dscp qos_trust enp24s0f1np1 -- mlnx_qos -i enp24s0f1np1 --trust dscp
+# The NIC's own DSCP map sends d to priority d >> 3; the fabric's differs wherever RoCE or CNP use another
+# priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
+converge "enp24s0f1np1 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map enp24s0f1np1 -- set_dscp_map enp24s0f1np1 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
 converge "enp24s0f1np1 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp24s0f1np1 -- mlnx_qos -i enp24s0f1np1 --pfc 0,0,0,1,0,0,0,0
 ensure_sysfs "enp24s0f1np1 DCQCN notification point, priority 3" "$SYS/class/net/enp24s0f1np1/ecn/roce_np/enable/3" 1
 ensure_sysfs "enp24s0f1np1 DCQCN reaction point, priority 3" "$SYS/class/net/enp24s0f1np1/ecn/roce_rp/enable/3" 1
@@ -318,6 +343,9 @@ converge "bond1 mtu" 9000 read_file "$SYS/class/net/bond1/mtu" -- ip link set de
 ensure_pause_off enp154s0f0np0
 ensure_rings enp154s0f0np0 8192 8192
 converge "enp154s0f0np0 qos trust" dscp qos_trust enp154s0f0np0 -- mlnx_qos -i enp154s0f0np0 --trust dscp
+# The NIC's own DSCP map sends d to priority d >> 3; the fabric's differs wherever RoCE or CNP use another
+# priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
+converge "enp154s0f0np0 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map enp154s0f0np0 -- set_dscp_map enp154s0f0np0 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
 converge "enp154s0f0np0 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp154s0f0np0 -- mlnx_qos -i enp154s0f0np0 --pfc 0,0,0,1,0,0,0,0
 ensure_sysfs "enp154s0f0np0 DCQCN notification point, priority 3" "$SYS/class/net/enp154s0f0np0/ecn/roce_np/enable/3" 1
 ensure_sysfs "enp154s0f0np0 DCQCN reaction point, priority 3" "$SYS/class/net/enp154s0f0np0/ecn/roce_rp/enable/3" 1
@@ -330,6 +358,9 @@ converge "enp154s0f0np0 mtu" 9000 read_file "$SYS/class/net/enp154s0f0np0/mtu" -
 ensure_pause_off enp154s0f1np1
 ensure_rings enp154s0f1np1 8192 8192
 converge "enp154s0f1np1 qos trust" dscp qos_trust enp154s0f1np1 -- mlnx_qos -i enp154s0f1np1 --trust dscp
+# The NIC's own DSCP map sends d to priority d >> 3; the fabric's differs wherever RoCE or CNP use another
+# priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
+converge "enp154s0f1np1 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map enp154s0f1np1 -- set_dscp_map enp154s0f1np1 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
 converge "enp154s0f1np1 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp154s0f1np1 -- mlnx_qos -i enp154s0f1np1 --pfc 0,0,0,1,0,0,0,0
 ensure_sysfs "enp154s0f1np1 DCQCN notification point, priority 3" "$SYS/class/net/enp154s0f1np1/ecn/roce_np/enable/3" 1
 ensure_sysfs "enp154s0f1np1 DCQCN reaction point, priority 3" "$SYS/class/net/enp154s0f1np1/ecn/roce_rp/enable/3" 1
