@@ -1,9 +1,10 @@
 """A fake GPU host for running rendered host scripts without root and without touching the machine.
 
-`make_host` builds a freshly booted host under a folder: `<root>/sys` (the fake sysfs plus the stubs' private
-state, see hoststubs/_state.py) and an empty `<root>/etc`. `host_env` is the environment a script needs to run
-against it with the stubs in hoststubs/ first on PATH; `run_script` runs one; `stub` runs one stub command, to change
-the host behind a script's back; `snapshot` captures every file, folder and symlink for before/after comparisons.
+`make_host` builds a freshly booted host under a folder: `<root>/sys` (the fake sysfs plus the stubs' private state,
+see hoststubs/_state.py), an empty `<root>/etc` and `<root>/usr/local/sbin`. `host_env` is the environment a script
+needs to run against it with the stubs in hoststubs/ first on PATH; `run_script` runs one; `stub` runs one stub
+command, to change the host behind a script's back; `snapshot` captures every file, folder and symlink for
+before/after comparisons.
 
 The stubs refuse to run unless ROCEFAB_SYSFS_ROOT points at a fake host, so a script run this way can only change
 the fake host (and whatever unstubbed program it calls, which is why PATH holds nothing but the stubs and /usr/bin).
@@ -80,7 +81,8 @@ def host_env(root: Path, path: str = f"{STUBS}:{SYSTEM_PATH}", env: Mapping[str,
              ) -> dict[str, str]:
     """A clean environment (nothing inherited) that points the stubs and the rendered scripts at the fake host."""
     return {"PATH": path, "LC_ALL": "C", "ROCEFAB_SYSFS_ROOT": str(root / "sys"),
-            "ROCEFAB_ETC_ROOT": str(root / "etc"), **(env or {})}
+            "ROCEFAB_ETC_ROOT": str(root / "etc"), "ROCEFAB_SBIN_ROOT": str(root / "usr" / "local" / "sbin"),
+            **(env or {})}
 
 
 def run_script(script: Path, root: Path, *args: str, env: Mapping[str, str] | None = None,

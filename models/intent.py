@@ -277,8 +277,13 @@ class Bond(IntentModel):
 
 
 class Nccl(IntentModel):
-    socket_ifname: NcclIfname = Field(description="bootstrap/out-of-band interface(s) for NCCL_SOCKET_IFNAME")
-    gid_index: StrictInt | None = Field(3, ge=0, le=255, description="NCCL_IB_GID_INDEX; null lets NCCL choose")
+    socket_ifname: NcclIfname = Field(
+        description="bootstrap/out-of-band interface(s) for NCCL_SOCKET_IFNAME, matched exactly: rocefab writes "
+                    "NCCL's '=' form unless the value already starts with '=' or is an exclusion ('^...')")
+    gid_index: StrictInt | None = Field(
+        None, ge=0, le=255,
+        description="pin NCCL_IB_GID_INDEX; the host script then checks that index holds a RoCE v2 GID for the "
+                    "interface's IPv4 address. Unset (the default), NCCL picks the RoCE v2 IPv4 GID itself")
     qps_per_connection: StrictInt = Field(4, ge=1, le=128, description="NCCL_IB_QPS_PER_CONNECTION (ECMP entropy)")
     ib_timeout: StrictInt = Field(20, ge=1, le=31, description="NCCL_IB_TIMEOUT exponent")
     ib_retry_cnt: StrictInt = Field(7, ge=0, le=7, description="NCCL_IB_RETRY_CNT")

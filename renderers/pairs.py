@@ -28,6 +28,7 @@ from rocefab.renderers.ports import AllocationError, Port, PortAllocator
 
 FIRST_HOST_OFFSET = 4  # in each VLAN slice: .1 gateway VIP, .2 leaf a, .3 leaf b, hosts from .4
 PEER_LINK_LAG_NUMBER = 1000
+FIRST_BOND_TABLE = 200  # routing table of bond 0 when a host has several; bond b uses FIRST_BOND_TABLE + b
 MLAG_MAC_PREFIX = "44:38:39:ff"  # Cumulus reserved MLAG system-MAC range
 
 
@@ -142,6 +143,7 @@ def _hosts(state: PlanState, pair: PairGroup, leaves: list[SwitchDraft], ports: 
             leaf.networks.append(str(net))
     if len(pair.hosts) * len(bonds) >= PEER_LINK_LAG_NUMBER:
         raise AllocationError("ports-exhausted", f"{pair.name}: more than {PEER_LINK_LAG_NUMBER - 1} host LAGs")
+    training_subnets = tuple(str(vlans[v].subnet) for v in sorted({b.vlan for b in bonds}))
     hosts = []
     for j, slot in enumerate(pair.hosts):
         host = slot.name
@@ -167,6 +169,8 @@ def _hosts(state: PlanState, pair: PairGroup, leaves: list[SwitchDraft], ports: 
                 bond.name, (members[0], members[1]), bond.rdma_device, bond.speed_gbps, bond.vlan,
                 f"{address(net, FIRST_HOST_OFFSET + j)}/{net.prefixlen}", str(address(net, 1)),
                 (str(vlans[bond.vlan].subnet),),
+                FIRST_BOND_TABLE + b if len(bonds) > 1 else None,
+                training_subnets if len(bonds) > 1 else (),
             ))
         hosts.append(Host(host, pair.name, None, tuple(host_bonds)))
     return hosts

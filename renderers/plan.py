@@ -180,6 +180,14 @@ class HostBond:
     ipv4: str  # with prefix length
     gateway: str
     routes: tuple[str, ...]  # prefixes reached through the gateway
+    # With two or more bonds, each gets a routing table of its own for what it sources: the kernel resolves a
+    # RoCE peer's address bound to the GID's netdev, and a route through another bond does not qualify.
+    table: int | None = None
+    table_routes: tuple[str, ...] = ()  # what that table routes through this bond's gateway: every training VLAN
+
+    @property
+    def source(self) -> str:
+        return self.ipv4.split("/")[0]
 
 
 @dataclass(frozen=True, slots=True)

@@ -197,6 +197,12 @@ def _freeze(intent: Intent, d: SwitchDraft, rack: str) -> Switch:
         rack=rack,
     )
 
+def exact_ifname(value: str) -> str:
+    """NCCL_SOCKET_IFNAME matches names as prefixes (eno3 would also take eno30); '=' makes it exact.
+    An exclusion list ('^...') is the user's own NCCL expression and is kept as written."""
+    return value if value.startswith(("=", "^")) else "=" + value
+
+
 def _host_profile(intent: Intent) -> HostProfile:
     h = intent.hosts
     qos = intent.qos
@@ -204,7 +210,7 @@ def _host_profile(intent: Intent) -> HostProfile:
         "NCCL_IB_HCA": "=" + ",".join(f"{d}:1" for d in [b.rdma_device for b in h.bonds]
                                       + [n.rdma_device for n in h.nics]),
         "NCCL_IB_TC": str((qos.roce.dscp << 2) | ECT0),
-        "NCCL_SOCKET_IFNAME": h.nccl.socket_ifname,
+        "NCCL_SOCKET_IFNAME": exact_ifname(h.nccl.socket_ifname),
         "NCCL_IB_QPS_PER_CONNECTION": str(h.nccl.qps_per_connection),
         "NCCL_IB_TIMEOUT": str(h.nccl.ib_timeout),
         "NCCL_IB_RETRY_CNT": str(h.nccl.ib_retry_cnt),

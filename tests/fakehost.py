@@ -21,6 +21,10 @@ from rocefab.lab.fakehost import (  # noqa: F401 - re-exported for the host-scri
     stub,
 )
 
+# rocefab's block in /etc/nccl.conf (markers without '=': NCCL versions that do not skip comments ignore them)
+BLOCK_BEGIN = "# >>> rocefab: the lines up to the end marker are managed by rocefab, edits there are replaced\n"
+BLOCK_END = "# <<< rocefab\n"
+
 
 def stubs_without(folder: Path, *missing: str) -> Path:
     """A stub folder lacking some tools (symlinks to the others), for 'tool not installed' runs."""

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 from fakehost import (
+    BLOCK_BEGIN,
+    BLOCK_END,
     STUBS,
     Applied,
     apply_once,
@@ -111,10 +113,12 @@ def test_check_on_a_fresh_host_reports_every_setting_and_changes_nothing(pristin
         *member_labels(P0), *member_labels(P1),
         "bond0 admin state: is 'down'", f"bond0 ipv4 address: is '', want '{ADDRESS}'",
         f"route {PREFIX}: is ' ', want '{GATEWAY} bond0'", "mlx5_bond_0 RDMA device: is 'absent'",
-        f"{pristine}/etc/nccl.conf: is '<missing>'",
+        f"{pristine}/etc/nccl.conf rocefab block: is '<missing>'",
+        f"{pristine}/usr/local/sbin/rocefab-roce.sh: is '<missing>'",
+        f"{pristine}/etc/systemd/system/rocefab-roce.service: is '<missing>'",
     ])
     assert "ok      ens1f0np0 CNP DSCP = 48" in result.stdout  # the firmware default already matches
-    assert result.stdout.rstrip().endswith("25 setting(s) drifted")
+    assert result.stdout.rstrip().endswith("27 setting(s) drifted")
     assert "changed" not in result.stdout
     assert diff(before, snapshot(pristine)) == []
 
@@ -123,7 +127,7 @@ def test_apply_configures_a_fresh_host(applied_once: Applied) -> None:
     root, result = applied_once.root, applied_once.result
     assert result.returncode == 0, result.stdout + result.stderr
     assert "FAILED" not in result.stdout and "DRIFT" not in result.stdout
-    assert result.stdout.rstrip().endswith("23 setting(s) changed")
+    assert result.stdout.rstrip().endswith("26 setting(s) changed")
     net = "class/net"
     for dev in ("bond0", *LAB_PORTS):
         assert read(root, f"{net}/{dev}/mtu") == "9000\n"
@@ -154,10 +158,18 @@ def test_apply_configures_a_fresh_host(applied_once: Applied) -> None:
     gid = "class/infiniband/mlx5_bond_0/ports/1"
     assert read(root, f"{gid}/gid_attrs/types/3") == "RoCE v2\n"
     assert read(root, f"{gid}/gids/3").endswith(":ffff:0a65:0004\n")  # 10.101.0.4
+    assert read(root, "class/infiniband/mlx5_bond_0/tc/1/traffic_class") == "Global tclass=106\n"  # non-CM QPs
     env = host_files("lab")["hosts/gpu001.nccl.env"]
     expected = "".join(line.removeprefix("export ") + "\n" for line in env.splitlines() if line.startswith("export "))
-    assert (root / "etc" / "nccl.conf").read_text() == expected
+    assert (root / "etc" / "nccl.conf").read_text() == BLOCK_BEGIN + expected + BLOCK_END
     assert "NCCL_IB_TC=106\n" in expected and "NCCL_IB_HCA==mlx5_bond_0:1\n" in expected
+    assert "NCCL_SOCKET_IFNAME==eno1\n" in expected and "NCCL_IB_GID_INDEX" not in expected  # exact; NCCL picks
+    # re-applied at boot: the script installs itself and its unit, the same unit rendered for review
+    assert (root / "usr/local/sbin/rocefab-roce.sh").read_text() == host_files("lab")["hosts/gpu001.roce.sh"]
+    unit = (root / "etc/systemd/system/rocefab-roce.service").read_text()
+    assert unit == host_files("lab")["hosts/gpu001.roce.service"]
+    assert "Type=oneshot\n" in unit and "ExecStart=/bin/bash /usr/local/sbin/rocefab-roce.sh\n" in unit
+    assert "note    rocefab-roce.service not enabled:" in result.stdout  # not this machine's systemd
 
 
 def test_after_apply_check_is_in_sync_and_apply_changes_nothing(applied: Path, lab_script: Path) -> None:
@@ -180,8 +192,12 @@ def ecn_off(root: Path) -> None:
 
 
 def nccl_edit(root: Path) -> None:
-    with (root / "etc/nccl.conf").open("a") as f:
-        f.write("NCCL_DEBUG=INFO\n")
+    conf = root / "etc/nccl.conf"
+    conf.write_text(conf.read_text().replace("NCCL_IB_TC=106\n", "NCCL_IB_TC=104\nNCCL_DEBUG=INFO\n"))
+
+
+def tclass_reset(root: Path) -> None:
+    (root / "sys/class/infiniband/mlx5_bond_0/tc/1/traffic_class").write_text("")
 
 
 def tool(name: str, *args: str) -> Callable[[Path], object]:
@@ -204,7 +220,7 @@ DRIFT_CASES = {
                   ["bond0 admin state: is 'down'", f"route {PREFIX}: is ' '"]),
     "address-gone": (tool("ip", "addr", "flush", "dev", "bond0"),
                      ["bond0 ipv4 address: is ''", f"route {PREFIX}: is ' '",
-                      "mlx5_bond_0 GID index 3 is '<unreadable>'"]),
+                      "mlx5_bond_0 has no RoCE v2 GID for 10.101.0.4 on bond0"]),
     "bond-deleted": (tool("ip", "link", "del", "dev", "bond0"),
                      ["bond0 bond: is '<absent>'", "bond0 mtu: is '<missing>'",
                       f"{P0} bond master: is '<none>'", f"{P0} admin state: is 'down'", f"{P0} mtu: is '1500'",
@@ -212,7 +228,11 @@ DRIFT_CASES = {
                       "bond0 admin state: is 'down'", "bond0 ipv4 address: is ''", f"route {PREFIX}: is ' '",
                       "mlx5_bond_0 RDMA device: is 'absent'"]),
     "tos": (tool("cma_roce_tos", "-d", "mlx5_bond_0", "-t", "0"), ["mlx5_bond_0 rdma_cm default ToS: is '0'"]),
-    "nccl-conf": (nccl_edit, ["{root}/etc/nccl.conf: is '"]),
+    "tclass": (tclass_reset, ["mlx5_bond_0 default traffic class: is '<unset>', want '106'"]),
+    "nccl-conf": (nccl_edit, ["{root}/etc/nccl.conf NCCL_IB_TC: is '104', want '106'",
+                              "{root}/etc/nccl.conf NCCL_DEBUG: is 'INFO' in rocefab's block, want it gone"]),
+    "boot-unit": (lambda root: (root / "etc/systemd/system/rocefab-roce.service").unlink(),
+                  ["{root}/etc/systemd/system/rocefab-roce.service: is '<missing>'"]),
 }
 
 
@@ -245,9 +265,9 @@ def test_a_link_slower_than_planned_is_drift_that_apply_cannot_repair(tmp_path: 
     assert f"ok      {P0} link speed = 400000 Mb/s" in check.stdout
     fix = run_script(lab_script, root)
     assert fix.returncode == 1, fix.stdout + fix.stderr
-    assert [line for line in fix.stdout.splitlines() if not line.startswith(("ok ", "changed "))] == [
+    assert [line for line in fix.stdout.splitlines() if not line.startswith(("ok ", "changed ", "note "))] == [
         f"DRIFT   {P1} link speed is '200000' Mb/s, want '400000' (check the optic or cable and its seating)",
-        "23 setting(s) changed"]
+        "26 setting(s) changed"]
 
 
 def test_a_down_link_is_noted_and_its_speed_not_judged(applied: Path, lab_script: Path) -> None:
@@ -309,9 +329,9 @@ def test_a_write_that_does_not_stick_is_reported_as_failed(pristine: Path, lab_s
     result = run_script(lab_script, pristine, env=lying)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "FAILED  mlx5_bond_0 rdma_cm default ToS: still '0' after setting '106'" in result.stdout
-    assert result.stdout.rstrip().endswith("22 setting(s) changed")  # everything else was applied
-    assert [line for line in result.stdout.splitlines() if not line.startswith(("ok ", "changed "))] == [
-        "FAILED  mlx5_bond_0 rdma_cm default ToS: still '0' after setting '106'", "22 setting(s) changed"]
+    assert result.stdout.rstrip().endswith("25 setting(s) changed")  # everything else was applied
+    assert [line for line in result.stdout.splitlines() if not line.startswith(("ok ", "changed ", "note "))] == [
+        "FAILED  mlx5_bond_0 rdma_cm default ToS: still '0' after setting '106'", "25 setting(s) changed"]
 
 
 def test_a_failing_tool_is_reported_and_the_run_goes_on(tmp_path: Path, lab_script: Path) -> None:
@@ -321,7 +341,7 @@ def test_a_failing_tool_is_reported_and_the_run_goes_on(tmp_path: Path, lab_scri
     assert [line for line in result.stdout.splitlines() if line.startswith("FAILED")] == [
         f"FAILED  {port} rings: still '1024/1024' after setting '8192/8192'" for port in LAB_PORTS]
     assert "Cannot set device ring parameters: Invalid argument" in result.stderr
-    assert result.stdout.rstrip().endswith("21 setting(s) changed")  # the rest of the run went on
+    assert result.stdout.rstrip().endswith("24 setting(s) changed")  # the rest of the run went on
 
 
 def test_a_port_that_cannot_join_the_bond_is_not_left_down(tmp_path: Path, lab_script: Path) -> None:

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 from fakehost import (
+    BLOCK_BEGIN,
+    BLOCK_END,
     STUBS,
     SYSTEM_PATH,
     Applied,
@@ -163,8 +165,9 @@ def nic_drifts(rail: Rail, nic: HostNic) -> list[str]:
             *(f"route {r}: is ' ', want '{gw} {n}'" for r in nic.routes),
             f"rule from {source(nic)}: is '', want '{nic.table}'",
             *(f"route {r} table {nic.table}: is ' ', want '{gw} {n}'" for r in nic.table_routes),
+            f"{nic.rdma_device} default traffic class: is '<unset>', want '106'",
             f"{nic.rdma_device} rdma_cm default ToS: is '0', want '106'",
-            f"{nic.rdma_device} GID index 3 is '<unreadable>'"]
+            f"{nic.rdma_device} has no RoCE v2 GID for {source(nic)} on {nic.netdev}"]
 
 
 def test_check_on_a_fresh_host_reports_every_setting_and_changes_nothing(tmp_path: Path, rail: Rail) -> None:
@@ -172,7 +175,9 @@ def test_check_on_a_fresh_host_reports_every_setting_and_changes_nothing(tmp_pat
     before = snapshot(root)
     result = run_script(rail.script, root, "--check")
     assert result.returncode == 1, result.stdout + result.stderr
-    expected = [d for nic in rail.nics for d in nic_drifts(rail, nic)] + [f"{root}/etc/nccl.conf: is '<missing>'"]
+    expected = [d for nic in rail.nics for d in nic_drifts(rail, nic)] + [
+        f"{root}/etc/nccl.conf rocefab block: is '<missing>'", f"{root}/usr/local/sbin/rocefab-roce.sh: is '<missing>'",
+        f"{root}/etc/systemd/system/rocefab-roce.service: is '<missing>'"]
     assert_drifts(result.stdout, expected)
     assert result.stdout.rstrip().endswith(f"{len(expected)} setting(s) drifted")
     for nic in rail.nics:  # a booted NIC is up, and its RDMA device is there in RoCE v2 mode
@@ -198,8 +203,9 @@ def test_apply_configures_a_fresh_host(applied_once: Applied, rail: Rail) -> Non
     root, result = applied_once.root, applied_once.result
     assert result.returncode == 0, result.stdout + result.stderr
     assert "FAILED" not in result.stdout and "DRIFT" not in result.stdout
-    # every drift of a fresh host but the GID checks (which the address fixes, they are no setting of their own)
-    assert result.stdout.rstrip().endswith(f"{(len(nic_drifts(rail, rail.nics[0])) - 1) * 2 + 1} setting(s) changed")
+    # every drift of a fresh host but the GID checks (which the address fixes, they are no setting of their own),
+    # then nccl.conf, the installed script and its unit
+    assert result.stdout.rstrip().endswith(f"{(len(nic_drifts(rail, rail.nics[0])) - 1) * 2 + 3} setting(s) changed")
     for nic in rail.nics:
         n, gw, rdma = nic.netdev, nic.gateway, nic.rdma_device
         assert (root / "sys/class/net" / n / "mtu").read_text() == "9000\n"
@@ -213,6 +219,8 @@ def test_apply_configures_a_fresh_host(applied_once: Applied, rail: Rail) -> Non
         assert stub(root, "cma_roce_tos", "-d", rdma, "-p", "1").stdout == "106\n"
         assert stub(root, "cma_roce_mode", "-d", rdma, "-p", "1").stdout == "RoCE v2\n"
         assert (root / "sys/class/infiniband" / rdma / "ports/1/gid_attrs/types/3").read_text() == "RoCE v2\n"
+        assert f"ok      {rdma} RoCE v2 GID of {source(nic)} on {n} at index 3 (NCCL selects it)" in result.stdout
+        assert (root / "sys/class/infiniband" / rdma / "tc/1/traffic_class").read_text() == "Global tclass=106\n"
     assert_one_rule_per_nic(root, rail)
     # the kernel's default preferences, one below the previous rule, in the order the script added them
     first, second = rail.nics
@@ -221,7 +229,7 @@ def test_apply_configures_a_fresh_host(applied_once: Applied, rail: Rail) -> Non
     main = stub(root, "ip", "-4", "route", "show").stdout
     assert all(f"{prefix} via" not in main for nic in rail.nics for prefix in nic.table_routes)
     assert sorted(p.name for p in (root / "sys/class/infiniband").iterdir()) == sorted(rail.rdma.values())
-    assert (root / "etc/nccl.conf").read_text() == rail.nccl_conf
+    assert (root / "etc/nccl.conf").read_text() == BLOCK_BEGIN + rail.nccl_conf + BLOCK_END
     assert "NCCL_IB_HCA==mlx5_0:1,mlx5_3:1\n" in rail.nccl_conf
 
 
@@ -277,7 +285,8 @@ DRIFT_CASES = {
                   f"route {ALL_RAILS} table {TABLE0}: is ' '"]),
     "address-gone": (ip("addr", "flush", "dev", NIC1),
                      [f"{NIC1} ipv4 address: is ''", f"route {RAIL1}: is ' '",
-                      f"route {ALL_RAILS} table {TABLE1}: is ' '", "mlx5_3 GID index 3 is '<unreadable>'"]),
+                      f"route {ALL_RAILS} table {TABLE1}: is ' '",
+                      f"mlx5_3 has no RoCE v2 GID for {SRC1} on {NIC1}"]),
     "tos": (lambda root: stub(root, "cma_roce_tos", "-d", "mlx5_3", "-t", "0"),
             ["mlx5_3 rdma_cm default ToS: is '0'"]),
 }

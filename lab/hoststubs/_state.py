@@ -11,6 +11,8 @@ exactly what the stubs changed:
     class/net/<if>/ecn/roce_{np,rp}/enable/<0-7>, roce_np/{cnp_dscp,cnp_802p_prio}        plain files
     class/net/<if>/device/infiniband/<rdma device>
     class/infiniband/<dev>/ports/1/{gids,gid_attrs/types,gid_attrs/ndevs}/<index>, link_layer, state
+    class/infiniband/<dev>/tc/1/traffic_class   mlx5's: empty until written, then "Global tclass=N" from the next
+                                stub call on (a script reading straight after its own write sees the plain number)
     .stubstate/state.marshal    private kernel state (admin state, carrier, pause, rings, DCB, addresses, routes
                                 of every table, policy rules, rdma_cm defaults); only the stubs touch it, atomically,
                                 under .stubstate/lock.
@@ -575,6 +577,27 @@ class Host:
         for rdma, (ndev, _) in sorted(want.items()):
             cm.setdefault(rdma, {"ndev": ndev, "tos": 0, "mode": "RoCE v2"})
             self.render_gids(rdma, ndev)
+            self.render_tclass(rdma)
+
+    def render_tclass(self, rdma: str) -> None:
+        """mlx5's tc/1/traffic_class: empty until set (a new RDMA device starts unset)."""
+        path = join(self.ib, rdma, "tc", "1", "traffic_class")
+        if not os.access(path, os.F_OK):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            write_atomic(path, "")
+
+    def show_tclasses(self) -> None:
+        """A ToS written to tc/1/traffic_class reads back as mlx5 prints it, "Global tclass=N", from the next tool
+        call on (every stub call, reading or writing: a plain file cannot change its text at the write itself)."""
+        for rdma in os.listdir(self.ib):
+            path = join(self.ib, rdma, "tc", "1", "traffic_class")
+            try:
+                with open(path) as f:
+                    text = f.read().strip()
+            except OSError:
+                continue
+            if text.isdigit():
+                write_atomic(path, f"Global tclass={int(text)}\n")
 
     def render_gids(self, rdma: str, ndev: str) -> None:
         port = join(self.ib, rdma, "ports", "1")
@@ -617,6 +640,7 @@ class _Session:
         try:
             if self.write:
                 self.host.commit()
+            self.host.show_tclasses()
         finally:
             self.lock.close()
 

@@ -109,7 +109,8 @@ def check(intent: Intent, resolution: Resolution) -> list[Finding]:
                 f"{key} is derived by rocefab from the intent and cannot be set in extra_env",
                 "set it through qos / hosts.bonds / hosts.nccl instead",
             ))
-    if h.nccl.socket_ifname in netdevs:
+    named = set(h.nccl.socket_ifname.lstrip("=").split(","))
+    if not h.nccl.socket_ifname.startswith("^") and named & set(netdevs):
         found.append(warning(
             "nccl-socket-on-rdma-port", ("hosts", "nccl", "socket_ifname"),
             f"NCCL_SOCKET_IFNAME '{h.nccl.socket_ifname}' is a bond member; bond members carry no address",

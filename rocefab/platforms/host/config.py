@@ -1,4 +1,5 @@
-"""GPU host: plan -> structured config (`HostConfig`) -> NIC/bond script (with --check) and NCCL environment."""
+"""GPU host: plan -> structured config (`HostConfig`) -> NIC/bond script (with --check), NCCL environment and the
+systemd unit that re-runs the script at boot."""
 
 from __future__ import annotations
 
@@ -52,6 +53,14 @@ class HostConfig:
     roce_tos: int
     gid_index: str | None
     nccl_env: tuple[tuple[str, str], ...]
+    unit_name: str
+    installed_script: str
+    installed_path: str
+
+
+UNIT_NAME = "rocefab-roce.service"
+INSTALLED_SCRIPT = "rocefab-roce.sh"
+INSTALLED_PATH = f"/usr/local/sbin/{INSTALLED_SCRIPT}"  # the script's $SBIN default
 
 
 def script_name(host: Host) -> str:
@@ -96,15 +105,22 @@ def build(plan: FabricPlan, host: Host, target: str = TARGET) -> HostConfig:
         roce_tos=q.roce_tos,
         gid_index=dict(profile.nccl_env).get("NCCL_IB_GID_INDEX"),
         nccl_env=profile.nccl_env,
+        unit_name=UNIT_NAME,
+        installed_script=INSTALLED_SCRIPT,
+        installed_path=INSTALLED_PATH,
     )
 
 
-def _render(template: str, config: HostConfig) -> str:
-    return render(template, **{f.name: getattr(config, f.name) for f in fields(config)})
+def _render(template: str, config: HostConfig, **extra: str) -> str:
+    return render(template, **{f.name: getattr(config, f.name) for f in fields(config)}, **extra)
+
+
+def _script(config: HostConfig) -> str:
+    return _render("host/roce-setup.sh.j2", config, unit_text=_render("host/roce.service.j2", config).rstrip("\n"))
 
 
 def render_script(plan: FabricPlan, host: Host) -> str:
-    return _render("host/roce-setup.sh.j2", build(plan, host))
+    return _script(build(plan, host))
 
 
 def render_nccl_env(plan: FabricPlan, host: Host) -> str:
@@ -114,5 +130,6 @@ def render_nccl_env(plan: FabricPlan, host: Host) -> str:
 def render_host(plan: FabricPlan, host: Host, target: str) -> list[UnitFile]:
     """The host's files: its NIC/bond script (the deploy candidate) and its NCCL environment."""
     config = build(plan, host, target)
-    return [UnitFile(".roce.sh", "host-script", _render("host/roce-setup.sh.j2", config), executable=True),
-            UnitFile(".nccl.env", "nccl-env", _render("host/nccl.env.j2", config))]
+    return [UnitFile(".roce.sh", "host-script", _script(config), executable=True),
+            UnitFile(".nccl.env", "nccl-env", _render("host/nccl.env.j2", config)),
+            UnitFile(".roce.service", "systemd-unit", _render("host/roce.service.j2", config))]

@@ -8,7 +8,8 @@
 # 3 only, DCQCN (ECN) on that priority, CNPs sent with DSCP 48 / priority 6,
 # RoCE ToS 106 (DSCP 26 + ECT(0)), MTU 9000, no 802.3x pause,
 # LACP bonds to the leaf pair.
-# Settings made here are runtime state: run this at every boot (e.g. from a systemd unit).
+# Settings made here are runtime state: the script installs itself with a systemd unit (rocefab-roce.service)
+# that runs it again at every boot.
 # Usage: gpu032.roce.sh [--check]    --check reports drift and changes nothing.
 # Each `converge LABEL WANT READER -- COMMAND` line reads the setting, and only when it differs runs COMMAND
 # (or, with --check, reports the drift).
@@ -19,6 +20,7 @@ set -euo pipefail
 
 SYS="${ROCEFAB_SYSFS_ROOT:-/sys}"
 ETC="${ROCEFAB_ETC_ROOT:-/etc}"
+SBIN="${ROCEFAB_SBIN_ROOT:-/usr/local/sbin}"
 MODE=apply
 DRIFT=0
 CHANGED=0
@@ -241,15 +243,66 @@ ensure_table_route() {  # PREFIX GATEWAY NETDEV TABLE
 roce_tos() { cma_roce_tos -d "$1" -p 1 | tail -n 1; }
 roce_mode() { cma_roce_mode -d "$1" -p 1 | tail -n 1; }
 
-verify_gid() {  # RDMA_DEVICE INDEX: the GID NCCL is told to use must be a RoCE v2 GID
-  local have
-  have=$(read_file "$SYS/class/infiniband/$1/ports/1/gid_attrs/types/$2")
-  if [[ "$have" == "RoCE v2" ]]; then
-    echo "ok      $1 GID index $2 is RoCE v2"
+ipv4_gid() {  # A.B.C.D: its RoCE v2 GID as sysfs prints it, the IPv4-mapped IPv6 address ::ffff:A.B.C.D
+  local octets
+  IFS=. read -r -a octets <<<"$1"
+  printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "${octets[@]}"
+}
+
+roce_v2_gid_indexes() {  # RDMA_DEVICE GID NETDEV: the GID table indexes holding GID as a RoCE v2 GID of NETDEV
+  local port="$SYS/class/infiniband/$1/ports/1" entry index gid type ndev found=()
+  for entry in "$port"/gids/*; do
+    [[ -e $entry ]] || continue
+    index=${entry##*/}
+    # builtin reads: a GID table has up to 255 entries, one process each would be slow; empty entries have
+    # unreadable attributes
+    read -r gid <"$entry" 2>/dev/null || continue
+    [[ $gid == "$2" ]] || continue
+    read -r type <"$port/gid_attrs/types/$index" 2>/dev/null || continue
+    read -r ndev <"$port/gid_attrs/ndevs/$index" 2>/dev/null || continue
+    [[ $type == "RoCE v2" && $ndev == "$3" ]] && found+=("$index")
+  done
+  if [[ -n ${found[*]:-} ]]; then printf '%s\n' "${found[@]}" | sort -n | paste -sd, -; else echo "<none>"; fi
+}
+
+verify_gid() {  # RDMA_DEVICE NETDEV IPV4 [INDEX]: a RoCE v2 GID for the address exists (at INDEX, if NCCL is told one)
+  local gid found tries=0
+  gid=$(ipv4_gid "$3")
+  found=$(roce_v2_gid_indexes "$1" "$gid" "$2")
+  # the kernel fills the GID table from a work queue after an address is added: give it a moment
+  while [[ $found == "<none>" && $MODE == apply && $tries -lt 10 ]]; do
+    sleep 0.2
+    tries=$((tries + 1))
+    found=$(roce_v2_gid_indexes "$1" "$gid" "$2")
+  done
+  if [[ $found == "<none>" ]]; then
+    echo "DRIFT   $1 has no RoCE v2 GID for $3 on $2 (RoCE peers cannot reach this address)"
+    DRIFT=$((DRIFT + 1))
+  elif [[ -z ${4:-} ]]; then
+    echo "ok      $1 RoCE v2 GID of $3 on $2 at index $found (NCCL selects it)"
+  elif [[ ",$found," == *",$4,"* ]]; then
+    echo "ok      $1 GID index $4 = RoCE v2 GID of $3 on $2"
   else
-    echo "DRIFT   $1 GID index $2 is '$have', want 'RoCE v2' (NCCL_IB_GID_INDEX would pick the wrong GID)"
+    echo "DRIFT   $1 GID index $4 is not the RoCE v2 GID of $3 on $2 (that is at index $found): NCCL_IB_GID_INDEX=$4 picks the wrong GID"
     DRIFT=$((DRIFT + 1))
   fi
+}
+
+# The default traffic class of the device's queue pairs that set none (verbs tools, perftest without -R;
+# RDMA-CM ones take cma_roce_tos): MLNX_OFED reads back "Global tclass=N", empty when unset.
+device_tclass() {
+  local line
+  if [[ ! -e $1 ]]; then echo "<missing>"; return; fi
+  while IFS= read -r line; do
+    # the plain number is what a write leaves in a file that is not mlx5's attribute (a test root)
+    if [[ $line =~ ^(Global\ tclass=)?([0-9]+)$ ]]; then echo "${BASH_REMATCH[2]}"; return; fi
+  done <"$1"
+  echo "<unset>"
+}
+
+ensure_tclass() {  # RDMA_DEVICE TOS
+  local path="$SYS/class/infiniband/$1/tc/1/traffic_class"
+  converge "$1 default traffic class" "$2" device_tclass "$path" -- write_file "$path" "$2"
 }
 
 verify_speed() {  # NETDEV GBPS: a link up at another speed than planned (wrong optic or cable, badly seated)
@@ -270,8 +323,102 @@ verify_speed() {  # NETDEV GBPS: a link up at another speed than planned (wrong 
 digest() { printf '%s\n' "$1" | sha256sum | cut -c1-16; }
 file_digest() { if [[ -r "$1" ]]; then sha256sum <"$1" | cut -c1-16; else echo "<missing>"; fi; }
 
-ensure_file() {  # PATH CONTENT: the whole file, compared by digest
-  converge "$1" "$(digest "$2")" file_digest "$1" -- write_file "$1" "$2"
+install_file() { mkdir -p "$(dirname "$1")" && write_file "$1" "$2"; }
+
+ensure_installed() {  # PATH CONTENT: the whole file, compared by digest, its folder made if need be
+  converge "$1" "$(digest "$2")" file_digest "$1" -- install_file "$1" "$2"
+}
+
+unit_state() { systemctl is-enabled "$1" 2>/dev/null || true; }
+
+enable_unit() { systemctl daemon-reload && systemctl enable "$1"; }
+
+ensure_enabled() {  # UNIT: enabled, where this is the running system's own /etc and systemd runs it
+  if [[ $ETC != /etc || ! -d /run/systemd/system ]] || ! command -v systemctl >/dev/null 2>&1; then
+    echo "note    $1 not enabled: $ETC is not the /etc of a running systemd (enable it there to re-apply at boot)"
+    return
+  fi
+  converge "$1 enabled at boot" enabled unit_state "$1" -- enable_unit "$1"
+}
+
+# /etc/nccl.conf is the site's file too: rocefab owns one marked block at its top. NCCL reads KEY=VALUE lines
+# and keeps the first value of a key (and the job's environment over both), so a block at the top wins over the
+# site's later lines. The markers hold no '=': NCCL versions that do not skip comments ignore such lines.
+BLOCK_BEGIN="# >>> rocefab: the lines up to the end marker are managed by rocefab, edits there are replaced"
+BLOCK_END="# <<< rocefab"
+
+conf_block() {  # PATH: rocefab's block, when it opens the file; else <missing>, <absent> or <not at the top>
+  if [[ ! -r $1 ]]; then echo "<missing>"; return; fi
+  awk -v b="$BLOCK_BEGIN" -v e="$BLOCK_END" '
+    $0 == b { if (NR != 1) top = "no"; inside = 1; seen = 1; next }
+    $0 == e { inside = 0; next }
+    inside { body = body $0 "\n" }
+    END { if (!seen) print "<absent>"; else if (top == "no") print "<not at the top>"; else printf "%s", body }' "$1"
+}
+
+conf_drift() {  # PATH HAVE WANT: one DRIFT line per setting that differs; prints how many at the end
+  awk -v path="$1" -v q="'" '
+    FNR == 1 { part++ }
+    part == 1 && /=/ { k = substr($0, 1, index($0, "=") - 1); have[k] = substr($0, index($0, "=") + 1) }
+    part == 2 && /=/ { k = substr($0, 1, index($0, "=") - 1); want[k] = substr($0, index($0, "=") + 1); order[++n] = k }
+    END {
+      for (i = 1; i <= n; i++) {
+        k = order[i]
+        if (!(k in have)) { print "DRIFT   " path " " k ": missing, want " q want[k] q; c++ }
+        else if (have[k] != want[k]) { print "DRIFT   " path " " k ": is " q have[k] q ", want " q want[k] q; c++ }
+      }
+      for (k in have) if (!(k in want)) { print "DRIFT   " path " " k ": is " q have[k] q " in rocefab" q "s block, want it gone"; c++ }
+      print c + 0
+    }' <(printf '%s\n' "$2") <(printf '%s\n' "$3")
+}
+
+write_block() {  # PATH CONTENT: rocefab's block first, then the site's lines as they were
+  local rest=""
+  if [[ -e $1 ]]; then
+    rest=$(awk -v b="$BLOCK_BEGIN" -v e="$BLOCK_END" '$0 == b {inside = 1; next} $0 == e {inside = 0; next} !inside' "$1")
+  fi
+  { printf '%s\n%s\n%s\n' "$BLOCK_BEGIN" "$2" "$BLOCK_END"; if [[ -n $rest ]]; then printf '%s\n' "$rest"; fi; } >"$1.rocefab-new"
+  mv "$1.rocefab-new" "$1"
+}
+
+conf_shadowed() {  # PATH: the site's lines after rocefab's block that set one of its keys, which NCCL ignores
+  awk -v b="$BLOCK_BEGIN" -v e="$BLOCK_END" '
+    $0 == b { inside = 1; next }
+    $0 == e { inside = 0; done = 1; next }
+    /=/ { k = substr($0, 1, index($0, "=") - 1); if (inside) ours[k] = 1; else if (done && k in ours) print "note    " FILENAME " line " FNR " (" $0 ") is ignored by NCCL: the block above sets " k }' "$1"
+}
+
+ensure_conf_block() {  # PATH CONTENT
+  local have after report count
+  have=$(conf_block "$1")
+  if [[ "$have" == "$2" ]]; then
+    echo "ok      $1 rocefab block"
+    conf_shadowed "$1"
+    return
+  fi
+  case $have in
+    "<"*">") report="DRIFT   $1 rocefab block: is '$have'"; count=1 ;;
+    *) report=$(conf_drift "$1" "$have" "$2"); count=${report##*$'\n'}; report=${report%$'\n'*} ;;
+  esac
+  if (( count == 0 )); then  # the same settings, in another order or with other lines between them
+    report="DRIFT   $1 rocefab block: the same settings, written otherwise"
+    count=1
+  fi
+  if [[ $MODE == check ]]; then
+    printf '%s\n' "$report"
+    DRIFT=$((DRIFT + count))
+    return
+  fi
+  write_block "$1" "$2" || true
+  after=$(conf_block "$1")
+  if [[ "$after" == "$2" ]]; then
+    printf '%s\n' "${report//DRIFT   /changed }"
+    CHANGED=$((CHANGED + count))
+    conf_shadowed "$1"
+  else
+    echo "FAILED  $1 rocefab block: still '$after' after writing it"
+    DRIFT=$((DRIFT + 1))
+  fi
 }
 
 finish() {
@@ -285,6 +432,7 @@ finish() {
 }
 
 require_tools ip ethtool mlnx_qos cma_roce_tos cma_roce_mode awk paste sha256sum
+[[ -r $0 ]] || fatal "run this script from its file (bash $0 ...), it installs itself from there"
 require_netdev enp24s0f0np0
 require_path "$SYS/class/net/enp24s0f0np0/ecn" "ECN/DCQCN sysfs of enp24s0f0np0 (MLNX_OFED/DOCA mlx5 driver)"
 require_netdev enp24s0f1np1
@@ -330,11 +478,16 @@ converge "enp24s0f1np1 mtu" 9000 read_file "$SYS/class/net/enp24s0f1np1/mtu" -- 
 ensure_up bond0
 ensure_address bond0 10.101.3.11/24
 ensure_route 10.101.0.0/16 10.101.3.1 bond0
+# traffic sourced from this bond leaves by this bond, whatever training VLAN it is for
+ensure_rule 10.101.3.11 200
+ensure_table_route 10.101.0.0/16 10.101.3.1 bond0 200
+ensure_table_route 10.102.0.0/16 10.101.3.1 bond0 200
 ensure_rdma_device mlx5_bond_0
 if [[ $(rdma_presence mlx5_bond_0) == present ]]; then
+  ensure_tclass mlx5_bond_0 106
   converge "mlx5_bond_0 rdma_cm RoCE mode" "RoCE v2" roce_mode mlx5_bond_0 -- cma_roce_mode -d mlx5_bond_0 -p 1 -m 2
   converge "mlx5_bond_0 rdma_cm default ToS" 106 roce_tos mlx5_bond_0 -- cma_roce_tos -d mlx5_bond_0 -p 1 -t 106
-  verify_gid mlx5_bond_0 3
+  verify_gid mlx5_bond_0 bond0 10.101.3.11
 fi
 
 # --- bond1: enp154s0f0np0 -> rack4-a Ethernet1/16, enp154s0f1np1 -> rack4-b Ethernet1/16
@@ -373,24 +526,54 @@ converge "enp154s0f1np1 mtu" 9000 read_file "$SYS/class/net/enp154s0f1np1/mtu" -
 ensure_up bond1
 ensure_address bond1 10.102.3.11/24
 ensure_route 10.102.0.0/16 10.102.3.1 bond1
+# traffic sourced from this bond leaves by this bond, whatever training VLAN it is for
+ensure_rule 10.102.3.11 201
+ensure_table_route 10.101.0.0/16 10.102.3.1 bond1 201
+ensure_table_route 10.102.0.0/16 10.102.3.1 bond1 201
 ensure_rdma_device mlx5_bond_1
 if [[ $(rdma_presence mlx5_bond_1) == present ]]; then
+  ensure_tclass mlx5_bond_1 106
   converge "mlx5_bond_1 rdma_cm RoCE mode" "RoCE v2" roce_mode mlx5_bond_1 -- cma_roce_mode -d mlx5_bond_1 -p 1 -m 2
   converge "mlx5_bond_1 rdma_cm default ToS" 106 roce_tos mlx5_bond_1 -- cma_roce_tos -d mlx5_bond_1 -p 1 -t 106
-  verify_gid mlx5_bond_1 3
+  verify_gid mlx5_bond_1 bond1 10.102.3.11
 fi
 
 # --- NCCL: the same settings for every job on this host (the job's own environment still wins)
 NCCL_CONF=$(cat <<'ROCEFAB_NCCL'
-NCCL_IB_GID_INDEX=3
 NCCL_IB_HCA==mlx5_bond_0:1,mlx5_bond_1:1
 NCCL_IB_QPS_PER_CONNECTION=4
 NCCL_IB_RETRY_CNT=7
 NCCL_IB_TC=106
 NCCL_IB_TIMEOUT=20
-NCCL_SOCKET_IFNAME=eno3
+NCCL_SOCKET_IFNAME==eno3
 ROCEFAB_NCCL
 )
-ensure_file "$ETC/nccl.conf" "$NCCL_CONF"
+ensure_conf_block "$ETC/nccl.conf" "$NCCL_CONF"
+
+# --- at every boot: this script and a oneshot unit that runs it once the network is up
+BOOT_UNIT=$(cat <<'ROCEFAB_UNIT'
+# Generated by rocefab 0.0.0-test - do not edit; change the intent and re-render.
+# fabric: pod32   device: gpu032
+# intent: pod32.yaml (sha256 715120e6df15cfd2)
+# target: Linux with NVIDIA ConnectX (MLNX_OFED/DOCA mlx5 driver), bash 4+
+[Unit]
+Description=rocefab lossless RoCE settings of gpu032 (NIC QoS, DCQCN, bonds, routes, NCCL)
+# The script creates the bonds and addresses itself; it needs the NICs' driver (openibd, where MLNX_OFED
+# ships it) and the host's own network setup done first, so it is not undone afterwards.
+After=network-online.target openibd.service
+Wants=network-online.target
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/bin/bash /usr/local/sbin/rocefab-roce.sh
+
+[Install]
+WantedBy=multi-user.target
+ROCEFAB_UNIT
+)
+ensure_installed "$SBIN/rocefab-roce.sh" "$(cat "$0")"
+ensure_installed "$ETC/systemd/system/rocefab-roce.service" "$BOOT_UNIT"
+ensure_enabled rocefab-roce.service
 
 finish
