@@ -139,6 +139,7 @@ TYPES: dict[str, Check] = {
     "remoteas": _either(_int(1, 2**32 - 1), _enum("internal", "external")), "multipaths": _int(1, 128),
     "neighbor": _either(_format("ip-address", ipaddress.ip_address), _format("interface-name", _IFNAME)),
     "neightype": _enum("numbered", "unnumbered"), "role": _enum("system-admin", "nvue-admin", "nvue-monitor"),
+    "bfdmult": _int(2, 255), "bfdms": _int(50, 60000), "u32": _int(0, 2**32 - 1),
 }
 EXCLUSIVE = {"updown", "breakout"}  # collections holding one choice: setting `link state down` replaces `up`
 
@@ -171,6 +172,12 @@ interface {ifname} bond mlag enable <onoff>
 interface {ifname} bond mlag id <mlagid>
 interface {ifname} bond lacp-bypass <onoff>
 interface {ifname} bridge domain {name} access <vlan>
+interface {ifname} bridge domain {name} stp admin-edge <onoff>
+interface {ifname} bridge domain {name} stp auto-edge <onoff>
+interface {ifname} bridge domain {name} stp bpdu-guard <onoff>
+interface {ifname} bridge domain {name} stp bpdu-filter <onoff>
+interface {ifname} router adaptive-routing enable <onoff>
+interface {ifname} router adaptive-routing link-utilization-threshold <pct>
 interface {ifname} qos pfc-watchdog
 interface {ifname} qos pfc-watchdog state <enadis>
 bridge domain {name} vlan {vlanlist}
@@ -184,7 +191,6 @@ mlag init-delay <initdelay>
 qos roce
 qos roce enable <onoff>
 qos roce mode <rocemode>
-qos roce cable-length <cable>
 qos mapping {name} trust <trust>
 qos mapping {name} dscp {dscp} switch-priority <prio>
 qos pfc {name} switch-priority {prio}
@@ -206,6 +212,23 @@ router bgp autonomous-system <asn>
 router bgp enable <onoff>
 router bgp router-id <ipv4>
 router vrr enable <onoff>
+router adaptive-routing enable <onoff>
+router adaptive-routing link-utilization-threshold <onoff>
+system forwarding hash-seed <u32>
+system forwarding ecmp-hash ip-protocol <onoff>
+system forwarding ecmp-hash source-ip <onoff>
+system forwarding ecmp-hash destination-ip <onoff>
+system forwarding ecmp-hash source-port <onoff>
+system forwarding ecmp-hash destination-port <onoff>
+system forwarding ecmp-hash ipv6-label <onoff>
+system forwarding ecmp-hash ingress-interface <onoff>
+system forwarding lag-hash ip-protocol <onoff>
+system forwarding lag-hash source-ip <onoff>
+system forwarding lag-hash destination-ip <onoff>
+system forwarding lag-hash source-port <onoff>
+system forwarding lag-hash destination-port <onoff>
+system forwarding lag-hash source-mac <onoff>
+system forwarding lag-hash destination-mac <onoff>
 vrf {name} router bgp enable <onoff>
 vrf {name} router bgp autonomous-system <asn>
 vrf {name} router bgp router-id <ipv4>
@@ -216,6 +239,10 @@ vrf {name} router bgp address-family ipv4-unicast redistribute connected enable 
 vrf {name} router bgp neighbor {neighbor} remote-as <remoteas>
 vrf {name} router bgp neighbor {neighbor} type <neightype>
 vrf {name} router bgp neighbor {neighbor} description <text>
+vrf {name} router bgp neighbor {neighbor} bfd enable <onoff>
+vrf {name} router bgp neighbor {neighbor} bfd detect-multiplier <bfdmult>
+vrf {name} router bgp neighbor {neighbor} bfd min-rx-interval <bfdms>
+vrf {name} router bgp neighbor {neighbor} bfd min-tx-interval <bfdms>
 vrf {name} router bgp path-selection multipath aspath-ignore <onoff>
 """
 

@@ -69,6 +69,7 @@ _L2 = (
     _k(r"switchport trunk allowed vlan [\d,-]+", "switchport trunk allowed vlan"),
     _k(r"switchport trunk native vlan \d+", "switchport trunk native vlan"),
     _k(r"spanning-tree port type (edge( trunk)?|network|normal)", "spanning-tree port type"),
+    _k(r"spanning-tree bpduguard (enable|disable)", "spanning-tree bpduguard"),
 )
 _QOS_IF = (
     _k(r"service-policy type qos input \S+", "service-policy type qos input"),
@@ -87,6 +88,9 @@ MODES: dict[str, Mode] = {
         Cmd(r"username \S+ .+", key=r"username \S+", rank=3),
         Cmd(r"interface breakout module \d+ port [\d-]+ map \S+", key=r"interface breakout module \d+ port \S+",
             rank=4),
+        # NX-OS Interfaces guide, "Configuring ECMP Load Balancing" (rotate 1-63, universal-id 1-4294967295)
+        Cmd(r"ip load-sharing address (destination port destination|source-destination( port source-destination)?)"
+            r"( rotate (6[0-3]|[1-5]?\d))?( universal-id \d+)?", key="ip load-sharing", rank=5),
         Cmd(r"class-map type qos match-(any|all) \S+", mode="cmap-qos", rank=10),
         Cmd(r"policy-map type qos \S+", mode="pmap-qos", rank=11),
         Cmd(r"policy-map type queuing \S+", mode="pmap-que", rank=12),
@@ -109,6 +113,9 @@ MODES: dict[str, Mode] = {
         _DESC, *_L2, _MTU, *_QOS_IF, _PFC_WD,
         _k(r"channel-group \d+ mode (active|passive)", "channel-group", requires="lacp"),
         _k(r"channel-group \d+( mode on)?", "channel-group"),
+        # BFD timers: NX-OS Interfaces guide, BFD (50-999 ms, multiplier 1-50)
+        _k(r"bfd interval ([5-9]\d|[1-9]\d\d) min_rx ([5-9]\d|[1-9]\d\d) multiplier ([1-9]|[1-4]\d|50)",
+           "bfd interval", requires="bfd"),
         *_IP, _REDIRECTS, _k(r"speed (\d+|auto)", "speed"), _SHUT,
     )),
     "if-po": Mode("config-if", (_DESC, *_L2, _MTU, *_QOS_IF, *_VPC, *_IP, _REDIRECTS, _SHUT)),
@@ -140,6 +147,8 @@ MODES: dict[str, Mode] = {
     "pmap-c-que": Mode("config-pmap-c-que", (
         _k(r"priority( level \d+)?", "priority"), _k(r"bandwidth( remaining)? percent \d+", "bandwidth"),
         _k(r"random-detect .+", "random-detect"), _k(r"shape .+", "shape"),
+        # input queuing, no-drop class: QoS guide 10.5, Configuring Priority Flow Control (bytes)
+        _k(r"pause buffer-size \d+ pause-threshold \d+ resume-threshold \d+", "pause"),
     )),
     "pmap-nqos": Mode("config-pmap-nqos", (Cmd(r"class type network-qos \S+", mode="pmap-c-nqos"),)),
     "pmap-c-nqos": Mode("config-pmap-nqos-c", (_MTU, _k(r"pause pfc-cos [\d,]+", "pause"))),

@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from rocefab.models.base import IntentModel
+from rocefab.models.media import REACH_M, Medium
 from rocefab.models.types import (
     DeviceName,
     Distinct,
@@ -35,6 +36,7 @@ from rocefab.models.types import (
     NcclValue,
     NcclVariable,
     NetdevName,
+    PortName,
     RdmaDeviceName,
     SpeedGbps,
     Text,
@@ -76,9 +78,10 @@ class Pfc(IntentModel):
         None, description="PFC (no-drop) priorities; default: exactly the RoCE priority"
     )
     watchdog: PfcWatchdog = PfcWatchdog()
-    cable_length_m: StrictInt = Field(
-        100, ge=1, le=100_000, description="cable length used for PFC headroom where the NOS asks for it"
-    )
+    measured_headroom_bytes: StrictInt | None = Field(
+        None, ge=1, le=64 * 1024 * 1024,
+        description="PFC headroom per port from measured watermarks, replacing rocefab's estimate from cable "
+                    "length, speed and MTU (see `rocefab plan`) on every port")
 
 
 class Ecn(IntentModel):
@@ -137,6 +140,28 @@ class Asns(IntentModel):
     superspine: Asn | None = Field(None, description="shared by every super-spine; needed for three tiers")
 
 
+class Bfd(IntentModel):
+    """BFD on every BGP session, so a failed link leaves ECMP in about interval x multiplier instead of the
+    BGP hold time. The ranges are what all three NOSes take (NX-OS 50-999 ms, EOS multiplier 3-50)."""
+
+    enabled: StrictBool = True
+    interval_ms: StrictInt = Field(300, ge=50, le=999, description="transmit interval")
+    min_rx_ms: StrictInt = Field(300, ge=50, le=999, description="slowest receive interval accepted")
+    multiplier: StrictInt = Field(3, ge=3, le=50, description="missed packets before the session is down")
+
+
+class LoadBalancing(IntentModel):
+    """How ECMP spreads RoCE. Each queue pair is one UDP flow to port 4791 whose source port the NIC varies per
+    QP, so the hash takes the five-tuple (addresses, protocol, both L4 ports) on every platform; NX-OS gets a
+    hash rotation of its own per tier, so no two tiers split a flow set the same way (polarization)."""
+
+    ecmp_hash: Literal["five-tuple"] = Field("five-tuple", description="fields every switch hashes ECMP on")
+    rotate_per_tier: StrictBool = Field(True, description="NX-OS: a different hash rotation on each tier")
+    adaptive_routing: StrictBool = Field(
+        False, description="Spectrum-4 adaptive routing (per-packet, Spectrum-X) on the 200G/400G routed fabric "
+                           "ports; the receiving NICs must place out-of-order packets (BlueField-3 SuperNIC)")
+
+
 class Underlay(IntentModel):
     asn: Asns
     ecmp_max_paths: StrictInt = Field(64, ge=1, le=128)
@@ -151,6 +176,8 @@ class Underlay(IntentModel):
     unnumbered: Literal["auto", "never"] = Field(
         "auto", description="auto: BGP unnumbered on links where both ends support it"
     )
+    bfd: Bfd = Bfd()
+    load_balancing: LoadBalancing = LoadBalancing()
 
 
 # --- topology --------------------------------------------------------------------------------------------
@@ -326,6 +353,30 @@ class Management(IntentModel):
     first_offset: StrictInt = Field(10, ge=1, description="the first switch gets subnet address number first_offset")
 
 
+class CableLengths(IntentModel):
+    """The length assumed for every cable of a class, for PFC headroom. The class is the medium rocefab picks
+    from rack placement (inside a rack copper, across a pod multimode, between pods and to super-spines
+    single-mode); the default is the farthest that medium reaches, so headroom errs on the safe side."""
+
+    copper_m: StrictInt = Field(REACH_M[Medium.COPPER], ge=1, le=REACH_M[Medium.COPPER])
+    multimode_m: StrictInt = Field(REACH_M[Medium.MULTIMODE], ge=1, le=REACH_M[Medium.MULTIMODE])
+    single_mode_m: StrictInt = Field(REACH_M[Medium.SINGLE_MODE], ge=1, le=REACH_M[Medium.SINGLE_MODE])
+
+
+class MeasuredCable(IntentModel):
+    """One cable's real length, named by the switch port at either of its ends."""
+
+    device: DeviceName
+    port: PortName
+    length_m: StrictInt = Field(ge=1, le=REACH_M[Medium.SINGLE_MODE])
+
+
+class Cabling(IntentModel):
+    lengths: CableLengths = CableLengths()
+    measured: tuple[MeasuredCable, ...] = Field(
+        (), description="cables whose length is known, overriding their class's length (never above its reach)")
+
+
 class Racks(IntentModel):
     """Where equipment stands, for the cabling plan: servers fill compute racks in order (a ToR pair's
     servers never share a rack with another pair's, and the pair stands in its first rack); spines,
@@ -377,3 +428,4 @@ class Intent(IntentModel):
         None, description="switch management addresses; needed for vPC keepalives and MLAG backup links"
     )
     racks: Racks = Racks()
+    cabling: Cabling = Cabling()

@@ -35,6 +35,11 @@ NetdevName = Annotated[
     StringConstraints(pattern=NETDEV_PATTERN),
     Field(description="a Linux interface name: letters, digits, '_', '.' and '-', up to 15"),
 ]
+PortName = Annotated[
+    str,
+    StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9/.-]{0,31}$"),
+    Field(description="a switch port as the plan names it, e.g. Ethernet1/1, Ethernet47/1 or swp1s0"),
+]
 RdmaDeviceName = Annotated[
     str,
     StringConstraints(pattern=r"^[A-Za-z0-9_]{1,64}$"),

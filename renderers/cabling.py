@@ -1,8 +1,9 @@
 """Cabling plan: one row per connection, with the racks at both ends and the medium that spans them.
 
-The medium follows from placement: inside one rack a passive copper DAC (NVIDIA sells 100G-PAM4 DACs and
-splitters up to 3 m); between racks of one pod multimode optics (2x400G SR4, 50 m); between pods or up to
-the super-spines single-mode optics (2x400G DR4, 500 m). Sources: device-catalogue.md section 8.1.
+The medium follows from placement, as the planner decided it (renderers/cable_lengths.py): inside one rack a
+passive copper DAC (NVIDIA sells 100G-PAM4 DACs and splitters up to 3 m); between racks of one pod multimode
+optics (2x400G SR4, 50 m); between pods or up to the super-spines single-mode optics (2x400G DR4, 500 m).
+Sources: device-catalogue.md section 8.1. `length_m` is the length PFC headroom was sized for.
 Copper between broken-out cages is shared: a splitter serves every child of one cage (towards servers, or
 towards unbroken switch ports), and a straight cable joins two broken-out cages child for child; rows on
 one such cable share its id. Optics are per cage anyway (see bom.py), so fibre stays one per connection.
@@ -14,7 +15,8 @@ import csv
 import io
 from dataclasses import dataclass
 
-from rocefab.renderers.plan import FabricPlan, Link, Role, SwitchPort
+from rocefab.models.media import REACH_M, Medium
+from rocefab.renderers.plan import FabricPlan, Link, SwitchPort
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,9 +32,12 @@ class Media:
 
 
 SPLITTER, CAGE_TO_CAGE = "splitter", "cage-to-cage"
-COPPER = Media("copper DAC", "copper DAC", None, "3 m")
-MULTIMODE = Media("multimode optics", "multimode fibre, MPO-12", "multimode transceiver (SR4)", "50 m")
-SINGLE_MODE = Media("single-mode optics", "single-mode fibre, MPO-12", "single-mode transceiver (DR4)", "500 m")
+COPPER = Media("copper DAC", "copper DAC", None, f"{REACH_M[Medium.COPPER]} m")
+MULTIMODE = Media("multimode optics", "multimode fibre, MPO-12", "multimode transceiver (SR4)",
+                  f"{REACH_M[Medium.MULTIMODE]} m")
+SINGLE_MODE = Media("single-mode optics", "single-mode fibre, MPO-12", "single-mode transceiver (DR4)",
+                    f"{REACH_M[Medium.SINGLE_MODE]} m")
+MEDIA = {Medium.COPPER: COPPER, Medium.MULTIMODE: MULTIMODE, Medium.SINGLE_MODE: SINGLE_MODE}
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,13 +75,7 @@ def connections(plan: FabricPlan) -> list[Connection]:
         b_port = ports[(b_switch.name, link.b.port)] if b_switch else None
         a_rack = a_switch.rack
         b_rack = b_switch.rack if b_switch else host_racks[link.b.device]
-        if a_rack == b_rack:
-            media = COPPER
-        elif b_switch is not None and (Role.SUPERSPINE in (a_switch.role, b_switch.role)
-                                       or a_switch.pod != b_switch.pod):
-            media = SINGLE_MODE
-        else:
-            media = MULTIMODE
+        media = MEDIA[Medium(link.medium)]  # the planner decided it from the racks (renderers/cable_lengths.py)
         a_cage_gbps = cage_gbps.get((a_switch.name, a_port.cage), a_port.speed_gbps)
         b_cage = b_cage_gbps = None
         if b_port is not None:
@@ -102,7 +101,7 @@ def connections(plan: FabricPlan) -> list[Connection]:
 
 
 COLUMNS = ("cable", "kind", "a_device", "a_port", "a_rack", "b_device", "b_port", "b_rack", "speed_gbps",
-           "media", "max_length")
+           "media", "max_length", "length_m")
 
 
 def render_cabling_csv(plan: FabricPlan, rows: list[Connection] | None = None) -> str:
@@ -113,5 +112,5 @@ def render_cabling_csv(plan: FabricPlan, rows: list[Connection] | None = None) -
         link = row.link
         media = f"{row.media.name} splitter" if row.splitter else row.media.name
         writer.writerow((row.cable, link.kind.value, link.a.device, link.a.port, row.a_rack, link.b.device,
-                         link.b.port, row.b_rack, link.speed_gbps, media, row.media.reach))
+                         link.b.port, row.b_rack, link.speed_gbps, media, row.media.reach, link.length_m))
     return out.getvalue()

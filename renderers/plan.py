@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from rocefab.models.resolve import Role
+from rocefab.renderers.headroom import Headroom
 from rocefab.renderers.jsontext import dumps_outline
 
 __all__ = ["Role"]  # the tiers, as the resolution names them; the plan's other types are defined here
@@ -40,6 +41,8 @@ class Link:
     a: Endpoint  # the switch side for host links; the leaf side for fabric links
     b: Endpoint
     speed_gbps: int
+    medium: str = ""  # models.media.Medium, from rack placement (renderers/cable_lengths.py)
+    length_m: int = 0  # the cable's length as the intent gives or estimates it, for PFC headroom
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +106,21 @@ class BgpNeighbor:
 
 
 @dataclass(frozen=True, slots=True)
+class BfdTimers:
+    interval_ms: int
+    min_rx_ms: int
+    multiplier: int
+
+
+@dataclass(frozen=True, slots=True)
+class LoadBalancing:
+    fields: tuple[str, ...]  # what ECMP hashes on: source-ip, destination-ip, ip-protocol, source-port, ...
+    rotate: int | None  # NX-OS hash rotation of this switch's tier (None: the platform's own)
+    adaptive_routing: bool  # on this switch's adaptive-routing ports (the intent asked, and the ASIC has it)
+    adaptive_routing_requested: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Bgp:
     asn: int
     router_id: str
@@ -110,6 +128,7 @@ class Bgp:
     networks: tuple[str, ...]
     neighbors: tuple[BgpNeighbor, ...]
     uses_unnumbered: bool
+    bfd: BfdTimers | None = None  # BFD on every session, with these timers; None: off
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +180,9 @@ class Switch:
     mlag: Mlag | None
     management: Management | None
     rack: str  # see renderers/placement.py
+    # What the no-drop priority needs after a pause on this switch's longest or fastest link (renderers/headroom.py)
+    pfc_headroom: Headroom | None = None
+    load_balancing: LoadBalancing | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,7 +263,7 @@ class Qos:
     watchdog_polling_interval_ms: int
     watchdog_robustness: int
     watchdog_recovery_ms: int
-    cable_length_m: int
+    measured_headroom_bytes: int | None  # the intent's measured PFC headroom, replacing the estimate
     roce_tos: int  # IPv4 TOS byte hosts put on RoCE packets: DSCP << 2 | ECT(0)
 
     @property

@@ -76,8 +76,43 @@ def check_plan(plan: FabricPlan) -> list[Finding]:
                                                  f"host frames of {host_mtu} + {L2_OVERHEAD_BYTES} bytes"))
 
     found.extend(_platform_limits(plan))
+    found.extend(_headroom_not_rendered(plan))
+    found.extend(_adaptive_routing_not_rendered(plan))
     found.extend(_reach(plan))
     return found
+
+
+def _adaptive_routing_not_rendered(plan: FabricPlan) -> list[Finding]:
+    without = sorted({f"{sw.model} ({sw.platform})" for sw in plan.switches
+                      if sw.load_balancing and sw.load_balancing.adaptive_routing_requested
+                      and not sw.load_balancing.adaptive_routing})
+    if not without:
+        return []
+    return [Finding(
+        "adaptive-routing-unsupported", Severity.WARNING, ("underlay", "load_balancing", "adaptive_routing"),
+        f"adaptive routing needs a Spectrum-4 Cumulus switch with 200G/400G routed fabric ports; "
+        f"{', '.join(without)} keep five-tuple ECMP",
+        "mixing adaptive and hashed next hops in one ECMP group gives uneven paths: enable it where every "
+        "switch of a tier has it",
+    )]
+
+
+def _headroom_not_rendered(plan: FabricPlan) -> list[Finding]:
+    """Switches whose platform takes no headroom input while their longest cable needs more than the
+    default allowance: one finding per platform, naming the switches and the headroom plan.json computes."""
+    long: dict[str, list[str]] = {}
+    for sw in plan.switches:
+        spec = unit(sw.platform).spec
+        need = sw.pfc_headroom
+        if spec and spec.headroom_by == "none" and need and need.cable_m > spec.headroom_rendered_above_m:
+            long.setdefault(spec.display_name, []).append(f"{sw.name} ({need.cable_m} m: {need.bytes} B)")
+    return [Finding(
+        "pfc-headroom-not-rendered", Severity.WARNING, ("cabling", "lengths"),
+        f"{platform} documents no PFC headroom setting rocefab can render, and {len(names)} switches have "
+        f"cables over 100 m: {', '.join(names[:4])}{' ...' if len(names) > 4 else ''}",
+        "size the no-drop headroom on those switches by hand (plan.json: switches[].pfc_headroom), or keep "
+        "their cables within 100 m",
+    ) for platform, names in sorted(long.items())]
 
 
 def _reach(plan: FabricPlan) -> list[Finding]:

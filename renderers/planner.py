@@ -12,12 +12,27 @@ from dataclasses import replace
 
 from rocefab.models.intent import Intent
 from rocefab.models.resolve import ResolvedFabric
+from rocefab.renderers.cable_lengths import End, measure
 from rocefab.renderers.drafts import PlanningError, PlanState, SwitchDraft
+from rocefab.renderers.headroom import Headroom, headroom
 from rocefab.renderers.links import uplinks
 from rocefab.renderers.natural import natural_key
 from rocefab.renderers.pairs import plan_pair
 from rocefab.renderers.placement import Placed, place
-from rocefab.renderers.plan import Bgp, FabricPlan, Host, HostProfile, Qos, Source, Switch, Vlan
+from rocefab.renderers.plan import (
+    BfdTimers,
+    Bgp,
+    FabricPlan,
+    Host,
+    HostProfile,
+    LoadBalancing,
+    PortRole,
+    Qos,
+    Role,
+    Source,
+    Switch,
+    Vlan,
+)
 from rocefab.renderers.ports import AllocationError
 from rocefab.renderers.rails import rail_hosts
 
@@ -60,7 +75,7 @@ def plan_qos(intent: Intent) -> Qos:
         watchdog_polling_interval_ms=wd.polling_interval_ms,
         watchdog_robustness=wd.robustness,
         watchdog_recovery_ms=wd.recovery_ms,
-        cable_length_m=q.pfc.cable_length_m,
+        measured_headroom_bytes=q.pfc.measured_headroom_bytes,
         roce_tos=(q.roce.dscp << 2) | ECT0,
     )
 
@@ -152,17 +167,31 @@ def _finish(state: PlanState, hosts: list[Host]) -> FabricPlan:
     racks = place([Placed(d.name, d.role, d.pod, d.pair) for d in switches],
                   [Placed(h.name, None, h.pod, h.pair) for h in hosts],
                   intent.racks.nodes_per_rack, intent.racks.switches_per_network_rack)
+    ends = {d.name: End(racks[d.name], d.role, d.pod) for d in switches}
+    ends.update((h.name, End(racks[h.name], None, h.pod)) for h in hosts)
+    links, findings = measure(state.links, ends, intent.cabling)
+    if findings:
+        raise PlanningError(findings)
+    worst: dict[str, Headroom] = {}
+    measured = intent.qos.pfc.measured_headroom_bytes
+    mtu = {d.name: min(intent.mtu.switch_bytes, d.model.spec.mtu_max_bytes) for d in switches}
+    for link in links:
+        for device in (link.a.device, link.b.device):
+            if device in mtu:
+                need = headroom(link.speed_gbps, link.length_m, mtu[device], measured)
+                if device not in worst or (need.bytes, need.cable_m) > (worst[device].bytes, worst[device].cable_m):
+                    worst[device] = need
     return FabricPlan(
         source=state.source,
         qos=plan_qos(intent),
         vlans=tuple(Vlan(v.id, v.name, str(v.subnet)) for v in sorted(intent.vlans, key=lambda v: v.id)),
-        switches=tuple(_freeze(intent, d, racks[d.name]) for d in switches),
+        switches=tuple(_freeze(intent, d, racks[d.name], worst.get(d.name)) for d in switches),
         hosts=tuple(replace(h, rack=racks[h.name]) for h in hosts),
-        links=tuple(state.links),
+        links=tuple(links),
         host_profile=_host_profile(intent),
     )
 
-def _freeze(intent: Intent, d: SwitchDraft, rack: str) -> Switch:
+def _freeze(intent: Intent, d: SwitchDraft, rack: str, pfc_headroom: Headroom | None) -> Switch:
     spec = d.model.spec
     ports = tuple(sorted(d.ports, key=lambda sp: natural_key(sp.name)))
     vlans = tuple(sorted(v.id for v in intent.vlans)) if d.pair is not None else ()
@@ -191,11 +220,35 @@ def _freeze(intent: Intent, d: SwitchDraft, rack: str) -> Switch:
             networks=tuple(sorted(set(d.networks), key=_prefix_order)),
             neighbors=tuple(d.neighbors),
             uses_unnumbered=any(n.interface for n in d.neighbors),
+            bfd=_bfd(intent),
         ),
         mlag=d.mlag,
         management=d.management,
         rack=rack,
+        pfc_headroom=pfc_headroom,
+        load_balancing=_load_balancing(intent, d),
     )
+
+FIVE_TUPLE = ("source-ip", "destination-ip", "ip-protocol", "source-port", "destination-port")
+# Hash rotations per tier, all different and none NX-OS's default 32 (range 1-63), so each tier picks other
+# bits of the same hash.
+TIER_ROTATE = {Role.LEAF: 13, Role.SPINE: 29, Role.SUPERSPINE: 43}
+
+
+def _load_balancing(intent: Intent, d: SwitchDraft) -> LoadBalancing:
+    lb = intent.underlay.load_balancing
+    spec = d.model.spec
+    capable = d.model.asic in spec.adaptive_routing_asics and any(
+        p.role is not PortRole.HOST and p.lag is None and p.speed_gbps in spec.adaptive_routing_speeds_gbps
+        for p in d.ports)
+    return LoadBalancing(FIVE_TUPLE, TIER_ROTATE[d.role] if lb.rotate_per_tier else None,
+                         lb.adaptive_routing and capable, lb.adaptive_routing)
+
+
+def _bfd(intent: Intent) -> BfdTimers | None:
+    b = intent.underlay.bfd
+    return BfdTimers(b.interval_ms, b.min_rx_ms, b.multiplier) if b.enabled else None
+
 
 def exact_ifname(value: str) -> str:
     """NCCL_SOCKET_IFNAME matches names as prefixes (eno3 would also take eno30); '=' makes it exact.

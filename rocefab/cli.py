@@ -7,7 +7,7 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -18,10 +18,11 @@ from rocefab.lab_commands import lab_app
 from rocefab.models.findings import Severity
 from rocefab.models.intent import Intent
 from rocefab.pipeline_commands import check
+from rocefab.platforms import unit
 from rocefab.renderers.fanout import render_to_folder
 from rocefab.renderers.jsontext import dumps_outline
 from rocefab.renderers.output import OutputError
-from rocefab.renderers.plan import FabricPlan, PortRole
+from rocefab.renderers.plan import FabricPlan, PortRole, Switch
 from rocefab.renderers.summary import bandwidth, fabric_summary
 
 app = typer.Typer(
@@ -45,6 +46,35 @@ def validate(intent: IntentArg) -> None:
         f"{intent}: valid - {len(plan.switches)} switches, {len(plan.hosts)} hosts, {len(plan.links)} links "
         f"({counts[Severity.WARNING]} warning(s), {counts[Severity.INFO]} note(s))"
     )
+
+
+HEADROOM_RENDERED = {"cable-length": "cable-length {cable} m",
+                     "pause-buffer": "pause buffer-size {buffer} B, pause at {pause} B", "none": "not rendered"}
+
+
+def _headroom_table(plan: FabricPlan) -> Any:
+    """PFC headroom per tier and platform: the worst port's arithmetic and what the config says about it."""
+    from rich.table import Table
+
+    table = Table(title="PFC headroom of the no-drop priority (worst port per tier and platform)",
+                  title_justify="left")
+    for column in ("tier", "platform", "switches", "longest cable", "speed", "headroom", "arithmetic", "rendered as"):
+        table.add_column(column, justify="right" if column in ("switches", "headroom") else "left")
+    groups: dict[tuple[str, str], list[Switch]] = {}
+    for sw in plan.switches:
+        if sw.pfc_headroom is not None:
+            groups.setdefault((sw.role.value, sw.platform), []).append(sw)
+    for (role, platform), members in groups.items():
+        worst = max(members, key=lambda sw: sw.pfc_headroom.bytes if sw.pfc_headroom else 0).pfc_headroom
+        assert worst is not None
+        spec = unit(platform).spec
+        how = "-" if spec is None else HEADROOM_RENDERED[spec.headroom_by].format(
+            cable=worst.cable_m, buffer=2 * worst.bytes, pause=worst.bytes)
+        if spec and spec.headroom_by != "cable-length" and worst.cable_m <= spec.headroom_rendered_above_m:
+            how = f"platform default (<= {spec.headroom_rendered_above_m} m)"
+        table.add_row(role, platform, str(len(members)), f"{worst.cable_m} m", f"{worst.speed_gbps}G",
+                      f"{worst.bytes:,} B", worst.formula, how)
+    return table
 
 
 def _summary(plan: FabricPlan, devices: bool) -> None:
@@ -71,6 +101,7 @@ def _summary(plan: FabricPlan, devices: bool) -> None:
         f"{q.ecn_min_kbytes}-{q.ecn_max_kbytes} KB @ {q.ecn_max_mark_percent}%); CNP DSCP {q.cnp_dscp} -> "
         f"priority {q.cnp_priority} (strict); hosts send ToS {q.roce_tos}"
     )
+    out.print(_headroom_table(plan))
     if not devices:
         return
     table = Table(title="switches", title_justify="left")

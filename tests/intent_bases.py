@@ -27,6 +27,7 @@ def _explicit_base() -> dict[str, Any]:
     doc["qos"] = {"pfc": {"priorities": [3]}, "dscp_map": {10: 1}}
     doc["hosts"]["nccl"]["extra_env"] = {"NCCL_DEBUG": "WARN"}
     doc["management"] = {"subnet": "192.168.0.0/24", "gateway": "192.168.0.1"}
+    doc["cabling"] = {"measured": [{"device": "spine1", "port": "swp1", "length_m": 20}]}
     return doc
 
 

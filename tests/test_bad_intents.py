@@ -34,7 +34,7 @@ REQUIRED_CODES = {
     "unknown-vlan", "unknown-switch-model", "duplicate-asn", "address-pool-overlap", "multihoming-unsupported",
     "ports-exhausted", "duplicate-name", "nccl-env-conflict", "port-used-twice", "port-not-on-model",
     "breakout-unsupported", "address-pool-too-small", "lossless-on-strict-queue", "management-gateway-unusable",
-    "management-gateway-is-device",
+    "management-gateway-is-device", "cable-beyond-reach", "cable-unknown", "duplicate-cable",
 }
 # Where finding codes are defined: the resolution, the check modules, the plan checks and the planner.
 CODE_SOURCES = [

@@ -55,6 +55,18 @@ class PlatformSpec:
     # The class each DSCP lands in when the config names none for it, DSCP 0 first; the renderer writes an
     # explicit mapping wherever this differs from the fabric's map. Default: DSCP d -> d >> 3.
     default_dscp_classes: tuple[int, ...] = tuple(d >> 3 for d in range(64))
+    # How the no-drop priority gets its PFC headroom (renderers/headroom.py): "cable-length" (the NOS sizes it
+    # from a cable length rocefab renders), "pause-buffer" (rocefab renders the bytes, where the vendor requires
+    # it: on cables longer than `headroom_rendered_above_m`), "none" (nothing documented to render: a finding
+    # names the switches whose cables are longer than that).
+    headroom_by: str = "none"
+    headroom_rendered_above_m: int = 100
+    # BFD timers (interval ms, min-rx ms, multiplier) the NOS runs when none are configured; rocefab renders
+    # timers only where the intent's differ, since NOSes hide default values from the running config.
+    bfd_default_timers: tuple[int, int, int] = (300, 300, 3)
+    # Adaptive routing: the ASICs that have it under this NOS, and the port speeds it runs at.
+    adaptive_routing_asics: tuple[str, ...] = ()
+    adaptive_routing_speeds_gbps: tuple[int, ...] = ()
 
     def is_reserved_vlan(self, vlan: int) -> bool:
         return any(low <= vlan <= high for low, high in self.reserved_vlans)

@@ -267,7 +267,7 @@ def test_invalid_paths_and_values_are_refused_and_change_nothing(lab: Lab) -> No
         lab.device.faults.reject_path = r"^qos roce"
         upload(c, rendered("lab")["switches/spine1.nvue.yaml"], "spine1.yaml")
         status, _, err = run(c, "nv config patch spine1.yaml")
-        assert status == 1 and "Config invalid at qos.roce.cable-length" in err
+        assert status == 1 and "Config invalid at qos.roce.enable" in err
         assert ok(c, "nv config diff") == "" and ok(c, "nv config revision") == revisions and shown(c) == before
 
 

@@ -39,6 +39,16 @@ SPEC = PlatformSpec(
     # Trusting L3, Cumulus maps each block of eight DSCPs to one switch priority: d -> d >> 3 (Cumulus 5.14
     # QoS guide, Classification).
     default_dscp_classes=tuple(d >> 3 for d in range(64)),
+    # switchd sizes the headroom from the PFC profile's cable length (`nv set qos pfc <profile> cable-length`,
+    # 1-100000 m; 10 m in a new profile, 100 m in the RoCE one: Cumulus 5.14 QoS guide, Flow Control); rocefab
+    # sets it to the switch's longest cable.
+    headroom_by="cable-length",
+    # Cumulus 5.14 BFD guide: detect-multiplier 3, min-rx-interval 300 ms, min-tx-interval 300 ms.
+    bfd_default_timers=(300, 300, 3),
+    # Cumulus 5.14 ECMP guide, Adaptive Routing: Spectrum-4 only, 400G and 200G ports, routed (not bonds,
+    # SVIs or subinterfaces), RoCEv2 unicast in the default VRF; every port of an ECMP group alike.
+    adaptive_routing_asics=("Spectrum-4",),
+    adaptive_routing_speeds_gbps=(200, 400),
 )
 
 

@@ -31,6 +31,8 @@ Tree = dict[str, Any]
 
 def _interfaces(switch: Switch, watchdog: bool) -> Tree:
     mtu = switch.mtu_bytes
+    lb = switch.load_balancing
+    adaptive_routing = lb is not None and lb.adaptive_routing
     interfaces: Tree = {}
 
     for breakout in switch.breakouts:
@@ -45,6 +47,9 @@ def _interfaces(switch: Switch, watchdog: bool) -> Tree:
         if watchdog:
             # A per-port setting, allowed on physical swp ports only (bond members included).
             entry["qos"] = {"pfc-watchdog": {}}
+        if adaptive_routing and port.lag is None and port.role is not PortRole.HOST \
+                and port.speed_gbps in SPEC.adaptive_routing_speeds_gbps:
+            entry["router"] = {"adaptive-routing": {"enable": ON}}
         interfaces[port.name] = entry
     for name, speed, _lanes in unused_children(switch):
         interfaces[name] = {"description": "unused breakout lane", "link": {"speed": f"{speed}G",
@@ -57,7 +62,10 @@ def _interfaces(switch: Switch, watchdog: bool) -> Tree:
             entry["type"] = "peerlink"
         else:
             bond["mlag"] = {"enable": ON, "id": lag.mlag_id}
-            entry["bridge"] = {"domain": {BRIDGE: {"access": lag.access_vlan}}}
+            # A host port is an edge port; BPDU guard shuts it if a bridge appears there (Cumulus 5.14 STP guide:
+            # admin-edge without BPDU guard risks a loop).
+            entry["bridge"] = {"domain": {BRIDGE: {"access": lag.access_vlan,
+                                                   "stp": {"admin-edge": ON, "bpdu-guard": ON}}}}
             entry["type"] = "bond"
         interfaces[lag.name] = entry
     if switch.mlag is not None:
@@ -85,7 +93,14 @@ def _interfaces(switch: Switch, watchdog: bool) -> Tree:
     return {name: interfaces[name] for name in sorted(interfaces, key=natural_key)}
 
 
-def _qos(plan: FabricPlan) -> Tree:
+def cable_length_m(switch: Switch) -> int:
+    """switchd sizes the no-drop headroom from the profile's cable length: the switch's longest cable (the
+    Cumulus 5.14 RoCE guide tunes `qos pfc default-global` after `qos roce`; a `qos roce cable-length` is not
+    documented for 5.14), the RoCE profile's 100 m when nothing is cabled."""
+    return switch.pfc_headroom.cable_m if switch.pfc_headroom is not None else 100
+
+
+def _qos(plan: FabricPlan, switch: Switch) -> Tree:
     q = plan.qos
     scheduler: Tree = {}
     for queue in egress_queues(q):
@@ -94,7 +109,7 @@ def _qos(plan: FabricPlan) -> Tree:
     qos: Tree = {
         # The RoCE profile sets up the lossless buffer pools; the explicit objects below pin every value
         # the intent names, so the result does not depend on the profile's defaults.
-        "roce": {"cable-length": q.cable_length_m, "enable": ON, "mode": "lossless"},
+        "roce": {"enable": ON, "mode": "lossless"},
         "mapping": {QOS_PROFILE: {
             "dscp": {str(dscp): {"switch-priority": prio}
                      for dscp, prio in sorted(explicit_dscp_map(q, SPEC.default_dscp_classes).items())},
@@ -104,7 +119,7 @@ def _qos(plan: FabricPlan) -> Tree:
             str(prio): {"traffic-class": prio} for prio in sorted({q.roce_priority, q.cnp_priority})
         }}},
         "pfc": {QOS_PROFILE: {
-            "cable-length": q.cable_length_m,
+            "cable-length": cable_length_m(switch),
             "rx": "enable",
             "switch-priority": {str(prio): {} for prio in q.lossless_priorities},
             "tx": "enable",
@@ -126,6 +141,12 @@ def _qos(plan: FabricPlan) -> Tree:
 
 def _bgp(switch: Switch) -> Tree:
     neighbors: Tree = {}
+    timers = switch.bgp.bfd
+    # Cumulus 5.14 sets BFD per neighbour (`... neighbor <id> bfd enable on`, timers alongside; 5.15 moves them
+    # to profiles); the timers are written out even at their defaults, as the NVUE document holds every value.
+    bfd: Tree | None = None if timers is None else {
+        "detect-multiplier": timers.multiplier, "enable": ON, "min-rx-interval": timers.min_rx_ms,
+        "min-tx-interval": timers.interval_ms}
     for n in switch.bgp.neighbors:
         key = n.interface or n.address
         assert key is not None
@@ -134,6 +155,8 @@ def _bgp(switch: Switch) -> Tree:
             "remote-as": n.remote_asn,
             "type": "unnumbered" if n.interface else "numbered",
         }
+        if bfd is not None:
+            neighbors[key]["bfd"] = dict(bfd)  # a copy each: a shared object would dump as a YAML alias
     return {
         "address-family": {"ipv4-unicast": {
             "enable": ON,
@@ -166,12 +189,18 @@ def nvue_document(plan: FabricPlan, switch: Switch) -> Tree:
             "peer-ip": "linklocal",
             "priority": MLAG_PRIORITY[m.primary],
         }
-    doc["qos"] = _qos(plan)
+    doc["qos"] = _qos(plan, switch)
     router: Tree = {"bgp": {"autonomous-system": switch.bgp.asn, "enable": ON, "router-id": switch.bgp.router_id}}
+    lb = switch.load_balancing
+    if lb is not None and lb.adaptive_routing:
+        router["adaptive-routing"] = {"enable": ON}
     if any(s.virtual_ipv4 for s in switch.svis):
         router["vrr"] = {"enable": ON}
     doc["router"] = router
     doc["system"] = {"hostname": switch.name}
+    if lb is not None:
+        # The five-tuple, written out: Cumulus's guide and its NVUE reference disagree on the defaults.
+        doc["system"]["forwarding"] = {"ecmp-hash": dict.fromkeys(sorted(lb.fields), ON)}
     doc["vrf"] = {"default": {"router": {"bgp": _bgp(switch)}}}
     return doc
 

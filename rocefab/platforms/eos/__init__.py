@@ -42,6 +42,13 @@ SPEC = PlatformSpec(
     # DSCP 0-7 go to class 1, 8-15 to class 0. Arista's AI fabric guide confirms CS3 -> TC3; the full table
     # is from a secondary source (an EOS RoCE configuration write-up), so both blocks are written explicitly.
     default_dscp_classes=tuple(1 if d < 8 else 0 if d < 16 else d >> 3 for d in range(64)),
+    # EOS documents no per-port headroom or cable-length input (the MMU sizes headroom; the only override,
+    # `platform trident mmu queue profile ... ingress headroom`, is global and unverified for these ASICs): a
+    # finding names the switches whose cables are longer than 100 m.
+    headroom_by="none",
+    headroom_rendered_above_m=100,
+    # BFD runs 300 ms / 300 ms / 3 unless configured (EOS defaults as Arista's AVD designs assume them).
+    bfd_default_timers=(300, 300, 3),
 )
 
 # Blocks of the running config a replace keeps: the device's accounts, management plane and logging.

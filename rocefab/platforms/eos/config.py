@@ -108,7 +108,15 @@ def _router_bgp(switch: Switch) -> s.RouterBgp:
         unnumbered=tuple(s.InterfaceNeighbor(n.interface or "", n.group, n.remote_asn) for n in unnumbered),
         ipv6_next_hop_groups=tuple(sorted({n.group for n in unnumbered})),
         networks=switch.bgp.networks,
+        bfd_groups=tuple(sorted({n.group for n in switch.bgp.neighbors})) if switch.bgp.bfd else (),
     )
+
+
+def _router_bfd(switch: Switch) -> s.RouterBfd | None:
+    b = switch.bgp.bfd
+    if b is None or (b.interval_ms, b.min_rx_ms, b.multiplier) == SPEC.bfd_default_timers:
+        return None
+    return s.RouterBfd(b.interval_ms, b.min_rx_ms, b.multiplier)
 
 
 def build(plan: FabricPlan, switch: Switch, target: str) -> s.EosConfig:
@@ -147,6 +155,7 @@ def build(plan: FabricPlan, switch: Switch, target: str) -> s.EosConfig:
         mlag_configuration=mlag_configuration,
         static_routes=(s.StaticRoute(MGMT_VRF, "0.0.0.0/0", mgmt.gateway),) if mgmt else (),
         qos=_qos(plan),
+        router_bfd=_router_bfd(switch),
         router_bgp=_router_bgp(switch),
     )
 

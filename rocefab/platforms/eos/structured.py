@@ -166,6 +166,16 @@ class RouterBgp:
     unnumbered: tuple[InterfaceNeighbor, ...]
     ipv6_next_hop_groups: tuple[str, ...]
     networks: tuple[str, ...]
+    bfd_groups: tuple[str, ...] = ()  # peer groups whose sessions run BFD
+
+
+@dataclass(frozen=True, slots=True)
+class RouterBfd:
+    """Global BFD timers, rendered only where they differ from EOS's."""
+
+    interval_ms: int
+    min_rx_ms: int
+    multiplier: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,4 +199,5 @@ class EosConfig:
     mlag_configuration: MlagConfiguration | None
     static_routes: tuple[StaticRoute, ...]
     qos: Qos
+    router_bfd: RouterBfd | None
     router_bgp: RouterBgp

@@ -46,6 +46,14 @@ SPEC = PlatformSpec(
     # rocefab's classification policy ends in `class class-default` -> `set qos-group 0`: a DSCP no class
     # matches lands in group 0, so only the named DSCPs need classes.
     default_dscp_classes=(0,) * 64,
+    # Over 100 m the no-drop class's `pause buffer-size ... pause-threshold ... resume-threshold ...` is
+    # mandatory, in the input queuing policy (NX-OS 10.5 QoS guide, "Configuring Priority Flow Control",
+    # guidelines); under it the platform's own buffer applies.
+    headroom_by="pause-buffer",
+    headroom_rendered_above_m=100,
+    # NX-OS 10.5 Interfaces guide, BFD default settings: 50 ms / 50 ms / 3; an interface `bfd interval 50
+    # min_rx 50 multiplier 3` does not show in the running config.
+    bfd_default_timers=(50, 50, 3),
 )
 
 PRESERVED = (

@@ -21,6 +21,7 @@ STRICT_QOS_GROUP = SPEC.strict_qos_group or 7
 CLASSIFY_POLICY = "ROCE-CLASSIFY"
 QUEUING_POLICY = "ROCE-EGRESS"
 NETWORK_POLICY = "ROCE-NETWORK"
+INGRESS_POLICY = "ROCE-INGRESS"
 ROLE_PRIORITY = {True: 100, False: 200}  # vPC primary (leaf a) wins with the lower value
 
 
@@ -65,7 +66,28 @@ def _qos(plan: FabricPlan, switch: Switch) -> s.Qos:
                        for prio in q.lossless_priorities]
     network_classes.append(s.NetworkQosClass("c-8q-nq-default", switch.mtu_bytes, None))
     return s.Qos(CLASSIFY_POLICY, QUEUING_POLICY, NETWORK_POLICY, tuple(classes), tuple(queues),
-                 tuple(network_classes))
+                 tuple(network_classes), INGRESS_POLICY, _pause_buffers(plan, switch))
+
+
+def _pause_buffers(plan: FabricPlan, switch: Switch) -> tuple[s.PauseBuffer, ...]:
+    """Cisco makes the pause buffer of the no-drop class mandatory for cables over 100 m (NX-OS 10.5 QoS guide,
+    "Configuring Priority Flow Control"), and it sits in the input queuing policy. Cisco gives no formula for
+    the thresholds; rocefab pauses once the queue holds as much as the headroom (Cisco's own examples pause at
+    about 45 % of the buffer), keeps the headroom above it, and resumes two frames below the pause point."""
+    need = switch.pfc_headroom
+    if need is None or need.cable_m <= SPEC.headroom_rendered_above_m:
+        return ()
+    pause = need.bytes
+    resume = max(pause - 2 * need.mtu_bytes, 0)
+    q = plan.qos
+    return tuple(s.PauseBuffer(f"c-in-q{qos_group(prio, q.cnp_priority)}", pause + need.bytes, pause, resume,
+                               need.formula) for prio in q.lossless_priorities)
+
+
+def _bfd_timers(switch: Switch) -> tuple[int, int, int] | None:
+    b = switch.bgp.bfd
+    timers = None if b is None else (b.interval_ms, b.min_rx_ms, b.multiplier)
+    return None if timers == SPEC.bfd_default_timers else timers
 
 
 def _trunk_vlans(switch: Switch) -> str:
@@ -92,6 +114,7 @@ def _ethernets(plan: FabricPlan, switch: Switch) -> tuple[s.EthernetInterface, .
     rows = []
     for port in switch.ports:
         lag = lags.get(port.lag) if port.lag else None
+        bfd_port = switch.bgp.bfd is not None and (port.ipv4 is not None or port.unnumbered)  # a BGP session
         rows.append(s.EthernetInterface(
             name=port.name, description=port.description, routed=port.ipv4 is not None or port.unnumbered,
             # Members repeat their port-channel's switchport settings, as NX-OS keeps them in step.
@@ -99,6 +122,7 @@ def _ethernets(plan: FabricPlan, switch: Switch) -> tuple[s.EthernetInterface, .
             trunk_vlans=_trunk_vlans(switch) if lag and lag.role is PortRole.PEER_LINK else None,
             mtu=switch.mtu_bytes, channel_group=lag.number if lag else None, ipv4=port.ipv4,
             classify_policy=CLASSIFY_POLICY, pfc_watchdog=plan.qos.watchdog_enabled,
+            bfd=bfd_port, bfd_timers=_bfd_timers(switch) if bfd_port else None,
         ))
     return tuple(sorted(rows, key=lambda r: natural_key(r.name)))
 
@@ -127,7 +151,8 @@ def build(plan: FabricPlan, switch: Switch, target: str) -> s.NxosConfig:
     return s.NxosConfig(
         header=tuple(header_lines(plan.source, target, switch.name)),
         hostname=switch.name,
-        features=s.Features(vpc_pair=mlag is not None),
+        features=s.Features(vpc_pair=mlag is not None, bfd=switch.bgp.bfd is not None),
+        load_sharing_rotate=switch.load_balancing.rotate if switch.load_balancing else None,
         breakouts=tuple(s.Breakout(b.cage, f"{b.child_speed_gbps}g-{b.factor}x") for b in switch.breakouts),
         qos=_qos(plan, switch),
         pfc_watchdog=plan.qos.watchdog_enabled,
@@ -143,7 +168,8 @@ def build(plan: FabricPlan, switch: Switch, target: str) -> s.NxosConfig:
         router_bgp=s.RouterBgp(
             asn=switch.bgp.asn, router_id=switch.bgp.router_id, max_paths=switch.bgp.max_paths,
             networks=switch.bgp.networks,
-            neighbors=tuple(s.Neighbor(n.address or "", n.remote_asn, n.description) for n in sorted(
+            neighbors=tuple(s.Neighbor(n.address or "", n.remote_asn, n.description, switch.bgp.bfd is not None)
+                            for n in sorted(
                 switch.bgp.neighbors, key=lambda n: tuple(int(o) for o in (n.address or "0.0.0.0").split(".")))),
         ),
     )

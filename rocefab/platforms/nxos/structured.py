@@ -13,6 +13,7 @@ from dataclasses import dataclass
 @dataclass(frozen=True, slots=True)
 class Features:
     vpc_pair: bool  # interface-vlan, hsrp, lacp and vpc, for a vPC leaf pair
+    bfd: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +52,18 @@ class NetworkQosClass:
 
 
 @dataclass(frozen=True, slots=True)
+class PauseBuffer:
+    """The no-drop class's ingress buffer (bytes): pause sent at `pause_threshold`, the rest up to `buffer_size`
+    is the headroom that absorbs what is still on the cable, and traffic resumes below `resume_threshold`."""
+
+    name: str  # the input queuing class, c-in-q<qos-group>
+    buffer_size: int
+    pause_threshold: int
+    resume_threshold: int
+    why: str  # the headroom arithmetic, printed as a comment
+
+
+@dataclass(frozen=True, slots=True)
 class Qos:
     classify_policy: str
     queuing_policy: str
@@ -58,6 +71,8 @@ class Qos:
     classes: tuple[QosClass, ...]
     queues: tuple[QueuingClass, ...]  # all eight, in the order NX-OS prints them
     network_classes: tuple[NetworkQosClass, ...]
+    ingress_policy: str = ""
+    pause_buffers: tuple[PauseBuffer, ...] = ()  # only where cables are longer than Cisco's 100 m
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +129,10 @@ class EthernetInterface:
     ipv4: str | None
     classify_policy: str
     pfc_watchdog: bool
+    # BFD sessions run on it: ICMP redirects off (Cisco's BFD prerequisite), and the timers where they differ
+    # from NX-OS's own 50/50/3
+    bfd: bool = False
+    bfd_timers: tuple[int, int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +150,7 @@ class Neighbor:
     address: str
     remote_asn: int
     description: str
+    bfd: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +170,9 @@ class NxosConfig:
     hostname: str
     features: Features
     breakouts: tuple[Breakout, ...]
+    # `ip load-sharing address source-destination port source-destination rotate N`: the five-tuple with this
+    # tier's rotation; None leaves NX-OS's own
+    load_sharing_rotate: int | None
     qos: Qos
     pfc_watchdog: bool
     vlans: tuple[Vlan, ...]
