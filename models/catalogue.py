@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from rocefab.platforms import switch_specs
 from rocefab.platforms.spec import Multihoming, PlatformSpec
 
-__all__ = ["MODELS", "PLATFORMS", "CageGroup", "Multihoming", "PlatformSpec", "SwitchModel", "lookup_model"]
+__all__ = ["ECN_PROFILES", "MODELS", "PLATFORMS", "CageGroup", "EcnProfile", "Multihoming", "PlatformSpec",
+           "SwitchModel", "ecn_family", "lookup_model"]
 
 
 # The switch platforms, as their units declare them (rocefab/platforms/): key -> spec.
@@ -51,6 +52,45 @@ class CageGroup:
 
 
 @dataclass(frozen=True, slots=True)
+class EcnProfile:
+    """ECN marking on the RoCE queue for one ASIC family, in the unit its vendor documents it in."""
+
+    min_threshold: int
+    max_threshold: int
+    unit: str  # "kbytes" or "segments" (buffer cells: EOS's unit on Broadcom chips)
+    max_mark_percent: int
+    source: str
+
+
+# A RoCE buffer configuration for one ASIC does not carry to another (NVIDIA's Cumulus RoCE guide says so of
+# Spectrum generations); these are each family's published starting points, used when the intent sets none.
+ECN_PROFILES: dict[str, EcnProfile] = {
+    "Spectrum": EcnProfile(150, 1500, "kbytes", 100, "Cumulus Linux 5.14 RoCE guide: `qos roce` marks ECN from "
+                           "150,000 B to 1,500,000 B at 100 % (nv show qos roce)"),
+    "CloudScale": EcnProfile(950, 3000, "kbytes", 7, "Cisco's public Nexus 9000 RoCE enablement script "
+                             "(roce_enable.py): random-detect 950 kbytes / 3000 kbytes, drop-probability 7, weight 0, "
+                             "ecn"),
+    "StrataXGS": EcnProfile(2000, 10000, "segments", 20, "secondary: AMD ROCm RoCE network guide, Arista example "
+                            "(2000 / 10000 segments, max-mark-probability 20, weight 0); no Arista figure found"),
+}
+
+
+def ecn_family(asic: str) -> str:
+    """The ECN profile family of an ASIC.
+
+    >>> ecn_family("Spectrum-4"), ecn_family("Tomahawk 5"), ecn_family("CloudScale GX2A")
+    ('Spectrum', 'StrataXGS', 'CloudScale')
+    """
+    if asic.startswith("Spectrum"):
+        return "Spectrum"
+    if asic.startswith(("Tomahawk", "Trident")):
+        return "StrataXGS"
+    if asic.startswith("CloudScale"):
+        return "CloudScale"
+    raise KeyError(f"no ECN profile for ASIC {asic!r}")
+
+
+@dataclass(frozen=True, slots=True)
 class SwitchModel:
     name: str
     vendor: str
@@ -64,6 +104,10 @@ class SwitchModel:
     @property
     def spec(self) -> PlatformSpec:
         return PLATFORMS[self.platform]
+
+    @property
+    def ecn_profile(self) -> EcnProfile:
+        return ECN_PROFILES[ecn_family(self.asic)]
 
     def group_of(self, cage: int) -> CageGroup | None:
         for group in self.cage_groups:

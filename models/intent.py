@@ -85,6 +85,8 @@ class Pfc(IntentModel):
 
 
 class Ecn(IntentModel):
+    """One marking profile for every switch, replacing the per-ASIC defaults (models/catalogue.py)."""
+
     min_threshold_kbytes: StrictInt = Field(150, ge=1, description="queue depth where ECN marking starts")
     max_threshold_kbytes: StrictInt = Field(1500, ge=1, description="queue depth where marking reaches its maximum")
     max_mark_percent: StrictInt = Field(100, ge=1, le=100, description="marking probability at the max threshold")
@@ -107,7 +109,8 @@ class Qos(IntentModel):
         default_factory=dict, description="further DSCP -> priority entries (RoCE and CNP are implied)"
     )
     pfc: Pfc = Pfc()
-    ecn: Ecn = Ecn()
+    ecn: Ecn | None = Field(None, description="ECN marking on the RoCE queue; unset, each switch takes its ASIC "
+                                              "family's published profile (Spectrum, Cisco Cloud Scale, Broadcom)")
     ets: Ets = Ets()
 
     @property
@@ -144,7 +147,7 @@ class Bfd(IntentModel):
     """BFD on every BGP session, so a failed link leaves ECMP in about interval x multiplier instead of the
     BGP hold time. The ranges are what all three NOSes take (NX-OS 50-999 ms, EOS multiplier 3-50)."""
 
-    enabled: StrictBool = True
+    enabled: StrictBool = Field(True, description="BFD on every BGP session of the fabric")
     interval_ms: StrictInt = Field(300, ge=50, le=999, description="transmit interval")
     min_rx_ms: StrictInt = Field(300, ge=50, le=999, description="slowest receive interval accepted")
     multiplier: StrictInt = Field(3, ge=3, le=50, description="missed packets before the session is down")
@@ -358,9 +361,12 @@ class CableLengths(IntentModel):
     from rack placement (inside a rack copper, across a pod multimode, between pods and to super-spines
     single-mode); the default is the farthest that medium reaches, so headroom errs on the safe side."""
 
-    copper_m: StrictInt = Field(REACH_M[Medium.COPPER], ge=1, le=REACH_M[Medium.COPPER])
-    multimode_m: StrictInt = Field(REACH_M[Medium.MULTIMODE], ge=1, le=REACH_M[Medium.MULTIMODE])
-    single_mode_m: StrictInt = Field(REACH_M[Medium.SINGLE_MODE], ge=1, le=REACH_M[Medium.SINGLE_MODE])
+    copper_m: StrictInt = Field(REACH_M[Medium.COPPER], ge=1, le=REACH_M[Medium.COPPER],
+                                description="DAC cables inside a rack (servers to their ToR, MLAG peer links)")
+    multimode_m: StrictInt = Field(REACH_M[Medium.MULTIMODE], ge=1, le=REACH_M[Medium.MULTIMODE],
+                                   description="SR4 fibre between racks of one pod")
+    single_mode_m: StrictInt = Field(REACH_M[Medium.SINGLE_MODE], ge=1, le=REACH_M[Medium.SINGLE_MODE],
+                                     description="DR4 fibre between pods and up to the super-spines")
 
 
 class MeasuredCable(IntentModel):
@@ -368,7 +374,8 @@ class MeasuredCable(IntentModel):
 
     device: DeviceName
     port: PortName
-    length_m: StrictInt = Field(ge=1, le=REACH_M[Medium.SINGLE_MODE])
+    length_m: StrictInt = Field(ge=1, le=REACH_M[Medium.SINGLE_MODE],
+                                description="measured length; at most the reach of the medium the plan gives it")
 
 
 class Cabling(IntentModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rocefab.renderers.plan import Qos, Switch
+from rocefab.renderers.plan import EcnMarking, Qos, Switch
 
 # Priority 0 / traffic class 0 carries everything that is neither RoCE nor CNP.
 DEFAULT_PRIORITY = 0
@@ -12,8 +12,9 @@ DEFAULT_PRIORITY = 0
 
 @dataclass(frozen=True, slots=True)
 class EcnView:
-    min_kbytes: int
-    max_kbytes: int
+    unit: str  # "kbytes" or "segments"
+    min_threshold: int
+    max_threshold: int
     max_mark_percent: int
 
 
@@ -25,9 +26,10 @@ class QueueView:
     ecn: EcnView | None
 
 
-def egress_queues(qos: Qos) -> list[QueueView]:
-    """The three queues rocefab schedules: default and RoCE share DWRR, CNP is strict."""
-    ecn = EcnView(qos.ecn_min_kbytes, qos.ecn_max_kbytes, qos.ecn_max_mark_percent)
+def egress_queues(qos: Qos, marking: EcnMarking | None = None) -> list[QueueView]:
+    """The three queues rocefab schedules: default and RoCE share DWRR (RoCE ECN-marked), CNP is strict."""
+    ecn = None if marking is None else EcnView(marking.unit, marking.min_threshold, marking.max_threshold,
+                                               marking.max_mark_percent)
     queues = [
         QueueView(DEFAULT_PRIORITY, False, qos.ets_default_percent, None),
         QueueView(qos.roce_priority, False, qos.ets_roce_percent, ecn),
@@ -49,7 +51,7 @@ def explicit_dscp_map(qos: Qos, default_classes: tuple[int, ...]) -> dict[int, i
     (`Qos.dscp_classes`): every DSCP the intent names, and every other one whose platform default differs.
 
     >>> from dataclasses import replace
-    >>> q = Qos("dscp", 26, 3, 48, 6, ((26, 3), (48, 6)), (3,), 1, 2, 3, 50, 50, True, 100, 3, 1000, 100, 106)
+    >>> q = Qos("dscp", 26, 3, 48, 6, ((26, 3), (48, 6)), (3,), 50, 50, True, 100, 3, 1000, None, 106)
     >>> sorted(explicit_dscp_map(q, tuple(d >> 3 for d in range(64))).items())[:3]
     [(8, 0), (9, 0), (10, 0)]
     >>> explicit_dscp_map(q, (0,) * 64)

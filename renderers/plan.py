@@ -113,6 +113,17 @@ class BfdTimers:
 
 
 @dataclass(frozen=True, slots=True)
+class EcnMarking:
+    """ECN marking on the RoCE queue of one switch: the intent's, or its ASIC family's published profile."""
+
+    min_threshold: int
+    max_threshold: int
+    unit: str  # "kbytes" or "segments"
+    max_mark_percent: int
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
 class LoadBalancing:
     fields: tuple[str, ...]  # what ECMP hashes on: source-ip, destination-ip, ip-protocol, source-port, ...
     rotate: int | None  # NX-OS hash rotation of this switch's tier (None: the platform's own)
@@ -183,6 +194,7 @@ class Switch:
     # What the no-drop priority needs after a pause on this switch's longest or fastest link (renderers/headroom.py)
     pfc_headroom: Headroom | None = None
     load_balancing: LoadBalancing | None = None
+    ecn: EcnMarking | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,9 +266,6 @@ class Qos:
     lossless_priorities: tuple[int, ...]
     # Traffic class / queue of each priority. rocefab keeps it the identity on every platform so that
     # "priority 3", "traffic-class 3", "qos-group 3" and "queue 3" are one and the same thing.
-    ecn_min_kbytes: int
-    ecn_max_kbytes: int
-    ecn_max_mark_percent: int
     ets_roce_percent: int
     ets_default_percent: int
     watchdog_enabled: bool

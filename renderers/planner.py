@@ -22,6 +22,7 @@ from rocefab.renderers.placement import Placed, place
 from rocefab.renderers.plan import (
     BfdTimers,
     Bgp,
+    EcnMarking,
     FabricPlan,
     Host,
     HostProfile,
@@ -66,9 +67,6 @@ def plan_qos(intent: Intent) -> Qos:
         cnp_priority=q.cnp.priority,
         dscp_to_priority=tuple(sorted(mapping.items())),
         lossless_priorities=q.lossless_priorities,
-        ecn_min_kbytes=q.ecn.min_threshold_kbytes,
-        ecn_max_kbytes=q.ecn.max_threshold_kbytes,
-        ecn_max_mark_percent=q.ecn.max_mark_percent,
         ets_roce_percent=q.ets.roce_percent,
         ets_default_percent=q.ets.default_percent,
         watchdog_enabled=wd.enabled,
@@ -227,6 +225,7 @@ def _freeze(intent: Intent, d: SwitchDraft, rack: str, pfc_headroom: Headroom | 
         rack=rack,
         pfc_headroom=pfc_headroom,
         load_balancing=_load_balancing(intent, d),
+        ecn=_ecn(intent, d),
     )
 
 FIVE_TUPLE = ("source-ip", "destination-ip", "ip-protocol", "source-port", "destination-port")
@@ -243,6 +242,14 @@ def _load_balancing(intent: Intent, d: SwitchDraft) -> LoadBalancing:
         for p in d.ports)
     return LoadBalancing(FIVE_TUPLE, TIER_ROTATE[d.role] if lb.rotate_per_tier else None,
                          lb.adaptive_routing and capable, lb.adaptive_routing)
+
+
+def _ecn(intent: Intent, d: SwitchDraft) -> EcnMarking:
+    e = intent.qos.ecn
+    if e is not None:
+        return EcnMarking(e.min_threshold_kbytes, e.max_threshold_kbytes, "kbytes", e.max_mark_percent, "the intent")
+    p = d.model.ecn_profile
+    return EcnMarking(p.min_threshold, p.max_threshold, p.unit, p.max_mark_percent, p.source)
 
 
 def _bfd(intent: Intent) -> BfdTimers | None:

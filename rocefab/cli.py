@@ -77,6 +77,13 @@ def _headroom_table(plan: FabricPlan) -> Any:
     return table
 
 
+def _ecn_summary(plan: FabricPlan) -> str:
+    """The ECN marking profiles in use, e.g. `150-1500 kbytes @ 100% on 4, 950-3000 kbytes @ 7% on 2`."""
+    counts = Counter((e.min_threshold, e.max_threshold, e.unit, e.max_mark_percent)
+                     for sw in plan.switches if (e := sw.ecn) is not None)
+    return ", ".join(f"{lo}-{hi} {unit} @ {pct}% on {n}" for (lo, hi, unit, pct), n in sorted(counts.items()))
+
+
 def _summary(plan: FabricPlan, devices: bool) -> None:
     from rich.table import Table  # here, not at the top: only `plan` draws tables, and every command imports this
 
@@ -97,8 +104,8 @@ def _summary(plan: FabricPlan, devices: bool) -> None:
               "between two hosts")
     q = plan.qos
     out.print(
-        f"RoCE DSCP {q.roce_dscp} -> priority {q.roce_priority} (lossless, PFC, ECN "
-        f"{q.ecn_min_kbytes}-{q.ecn_max_kbytes} KB @ {q.ecn_max_mark_percent}%); CNP DSCP {q.cnp_dscp} -> "
+        f"RoCE DSCP {q.roce_dscp} -> priority {q.roce_priority} (lossless, PFC, ECN {_ecn_summary(plan)}); "
+        f"CNP DSCP {q.cnp_dscp} -> "
         f"priority {q.cnp_priority} (strict); hosts send ToS {q.roce_tos}"
     )
     out.print(_headroom_table(plan))

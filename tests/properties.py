@@ -67,8 +67,10 @@ def _eos(sw: Switch, text: str) -> SwitchQos:
     ecn, strict = set(), set()
     for queue in profile.starting(f"{sw.queue_keyword} "):
         qid = int(queue.line.split()[1])
-        if any(re.fullmatch(r"random-detect ecn minimum-threshold \d+ kbytes maximum-threshold \d+ kbytes "
-                            r"max-mark-probability \d+ weight 0", line) for line in queue.lines()):
+        assert sw.ecn is not None
+        marking = f"random-detect ecn minimum-threshold {sw.ecn.min_threshold} {sw.ecn.unit} maximum-threshold " \
+            f"{sw.ecn.max_threshold} {sw.ecn.unit} max-mark-probability {sw.ecn.max_mark_percent} weight 0"
+        if any(line == marking for line in queue.lines()):  # the plan's marking profile, as EOS takes it
             ecn.add(qid)
         if queue.child("priority strict"):
             strict.add(qid)
@@ -119,7 +121,10 @@ def _nxos(sw: Switch, text: str) -> SwitchQos:
     for cls in queuing.children:
         suffix = cls.line.removeprefix("class type queuing c-out-8q-q")
         qid = 0 if suffix == "-default" else int(suffix)
-        if any(line.startswith("random-detect ") and line.endswith(" weight 0 ecn") for line in cls.lines()):
+        assert sw.ecn is not None and sw.ecn.unit == "kbytes"
+        marking = f"random-detect minimum-threshold {sw.ecn.min_threshold} kbytes maximum-threshold " \
+            f"{sw.ecn.max_threshold} kbytes drop-probability {sw.ecn.max_mark_percent} weight 0 ecn"
+        if any(line == marking for line in cls.lines()):  # the plan's marking profile, marking instead of dropping
             ecn.add(qid)
         if cls.child("priority level 1"):
             strict.add(qid)
@@ -155,8 +160,10 @@ def _cumulus(sw: Switch, text: str) -> SwitchQos:
     pfc = qos["pfc"]["default-global"]
     assert pfc["tx"] == "enable" and pfc["rx"] == "enable"
     lossless = {int(p) for p in pfc["switch-priority"]}
-    ecn = {int(tc) for tc, v in qos["congestion-control"]["default-global"]["traffic-class"].items()
-           if v["ecn"] == "enable"}
+    assert sw.ecn is not None and sw.ecn.unit == "kbytes"
+    marking = {"ecn": "enable", "red": "disable", "min-threshold": sw.ecn.min_threshold * 1000,
+               "max-threshold": sw.ecn.max_threshold * 1000, "probability": sw.ecn.max_mark_percent}
+    ecn = {int(tc) for tc, v in qos["congestion-control"]["default-global"]["traffic-class"].items() if v == marking}
     strict = {int(tc) for tc, v in qos["egress-scheduler"]["default-global"]["traffic-class"].items()
               if v["mode"] == "strict"}
     interfaces = tree["interface"]

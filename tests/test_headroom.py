@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rocefab.models.media import REACH_M, Medium
@@ -171,3 +171,24 @@ def test_plan_json_and_the_plan_view_show_the_arithmetic(tmp_path: Path, tor128:
     assert "400G x (5000 ns cable round trip + 2000 ns response) + 2 x 9216 B │" in view and "368,432 B" in view
     assert "pause buffer-size 736864 B, pause at 368432 B" in view
     assert "cable-length 500 m" in view
+
+
+@settings(max_examples=5, deadline=None)
+@given(st.integers(101, 500), st.integers(1, 50))
+def test_every_platform_sizes_for_the_lengths_the_intent_gives(tmp_path_factory: pytest.TempPathFactory,
+                                                                single_mode: int, multimode: int) -> None:
+    """For any class lengths: NX-OS's pause buffer holds exactly the formula's headroom above its pause point
+    for the switch's worst port, Cumulus gets the switch's longest cable, EOS stays within 100 m silently."""
+    intent = copy.deepcopy(example("tor128-3tier"))
+    intent["cabling"] = {"lengths": {"single_mode_m": single_mode, "multimode_m": multimode}}
+    plan, codes = plan_of(tmp_path_factory.mktemp("lengths"), intent)
+    assert "pfc-headroom-not-rendered" not in codes
+    for sw in plan.switches:
+        ends = [link for link in plan.links if sw.name in (link.a.device, link.b.device)]
+        longest = max(link.length_m for link in ends)
+        need = max((headroom(link.speed_gbps, link.length_m, sw.mtu_bytes) for link in ends), key=lambda h: h.bytes)
+        if sw.platform == "nxos":
+            (buffer,) = nxos_build(plan, sw, "test").qos.pause_buffers  # spines: single-mode, > 100 m
+            assert buffer.buffer_size - buffer.pause_threshold == need.bytes
+        elif sw.platform == "cumulus":
+            assert nvue_document(plan, sw)["qos"]["pfc"]["default-global"]["cable-length"] == longest == single_mode

@@ -69,18 +69,19 @@ def check(intent: Intent, resolution: Resolution) -> list[Finding]:
         ))
 
     ecn = q.ecn
-    if ecn.min_threshold_kbytes >= ecn.max_threshold_kbytes:
+    if ecn is not None and ecn.min_threshold_kbytes >= ecn.max_threshold_kbytes:
         found.append(error(
             "ecn-threshold-order", ("qos", "ecn", "min_threshold_kbytes"),
             f"ECN min threshold {ecn.min_threshold_kbytes} KB is not below max {ecn.max_threshold_kbytes} KB",
             "marking ramps between min and max; min must be smaller",
         ))
-    too_small = sorted({m.name: m for _, m in resolution.models
-                        if ecn.max_threshold_kbytes > m.buffer_mbytes * 1000}.values(), key=lambda m: m.buffer_mbytes)
+    too_small = [] if ecn is None else sorted(
+        {m.name: m for _, m in resolution.models if ecn.max_threshold_kbytes > m.buffer_mbytes * 1000}.values(),
+        key=lambda m: m.buffer_mbytes)
     if too_small:
         found.append(error(
             "ecn-threshold-exceeds-buffer", ("qos", "ecn", "max_threshold_kbytes"),
-            f"ECN max threshold {ecn.max_threshold_kbytes} KB exceeds the packet buffer of "
+            f"ECN max threshold {ecn.max_threshold_kbytes} KB exceeds the packet buffer of "  # type: ignore[union-attr]
             + ", ".join(f"{m.name} ({m.buffer_mbytes} MB)" for m in too_small),
             "queues never grow past the buffer, so marking would never reach its maximum",
         ))

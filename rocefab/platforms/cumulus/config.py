@@ -102,8 +102,10 @@ def cable_length_m(switch: Switch) -> int:
 
 def _qos(plan: FabricPlan, switch: Switch) -> Tree:
     q = plan.qos
+    ecn = switch.ecn
+    assert ecn is not None and ecn.unit == "kbytes", "Spectrum profiles and the intent's are in kbytes"
     scheduler: Tree = {}
-    for queue in egress_queues(q):
+    for queue in egress_queues(q, ecn):
         scheduler[str(queue.id)] = {"mode": "strict"} if queue.strict else {
             "bw-percent": queue.bandwidth_percent, "mode": "dwrr"}
     qos: Tree = {
@@ -126,9 +128,9 @@ def _qos(plan: FabricPlan, switch: Switch) -> Tree:
         }},
         "congestion-control": {QOS_PROFILE: {"traffic-class": {str(q.roce_priority): {
             "ecn": "enable",
-            "max-threshold": q.ecn_max_kbytes * 1000,
-            "min-threshold": q.ecn_min_kbytes * 1000,
-            "probability": q.ecn_max_mark_percent,
+            "max-threshold": ecn.max_threshold * 1000,
+            "min-threshold": ecn.min_threshold * 1000,
+            "probability": ecn.max_mark_percent,
             "red": "disable",
         }}}},
         "egress-scheduler": {QOS_PROFILE: {"traffic-class": scheduler}},

@@ -43,8 +43,9 @@ def _qos_profile(plan: FabricPlan, switch: Switch) -> s.QosProfile:
     q = plan.qos
     queues = tuple(
         s.TxQueue(queue.id, queue.strict, queue.bandwidth_percent,
-                  s.Ecn(queue.ecn.min_kbytes, queue.ecn.max_kbytes, queue.ecn.max_mark_percent) if queue.ecn else None)
-        for queue in egress_queues(q)
+                  s.Ecn(queue.ecn.unit, queue.ecn.min_threshold, queue.ecn.max_threshold, queue.ecn.max_mark_percent)
+                  if queue.ecn else None)
+        for queue in egress_queues(q, switch.ecn)
     )
     return s.QosProfile(QOS_PROFILE, q.lossless_priorities, q.watchdog_enabled, switch.queue_keyword or "tx-queue",
                         queues)

@@ -17,8 +17,9 @@ class ManagementApi:
 
 @dataclass(frozen=True, slots=True)
 class Ecn:
-    min_kbytes: int
-    max_kbytes: int
+    unit: str  # "kbytes" or "segments", as `random-detect ecn` takes them
+    min_threshold: int
+    max_threshold: int
     max_mark_percent: int
 
 

@@ -50,16 +50,17 @@ def _qos(plan: FabricPlan, switch: Switch) -> s.Qos:
         else:
             name = f"DSCP-PRIO-{prio}"
         classes.append(s.QosClass(name, ",".join(map(str, dscps)), qos_group(prio, q.cnp_priority)))
-    scheduled = {qos_group(queue.id, q.cnp_priority): queue for queue in egress_queues(q)}
+    scheduled = {qos_group(queue.id, q.cnp_priority): queue for queue in egress_queues(q, switch.ecn)}
     # The 8-queue template is listed in full; queues rocefab leaves unused get no bandwidth. The order
     # (q6 down to q1, default, then q7) is the one NX-OS prints.
     queues = []
     for queue_id in (6, 5, 4, 3, 2, 1, 0, 7):
         sq = scheduled.get(queue_id)
         ecn = sq.ecn if sq else None
+        assert ecn is None or ecn.unit == "kbytes", "Cloud Scale profiles and the intent's are in kbytes"
         queues.append(s.QueuingClass(
             _queue_name(queue_id), bool(sq and sq.strict), sq.bandwidth_percent if sq else 0,
-            s.Ecn(ecn.min_kbytes, ecn.max_kbytes, ecn.max_mark_percent) if ecn else None,
+            s.Ecn(ecn.min_threshold, ecn.max_threshold, ecn.max_mark_percent) if ecn else None,
         ))
     # The checks keep lossless priorities off group 7, so their groups keep their numbers and match pfc-cos.
     network_classes = [s.NetworkQosClass(f"c-8q-nq{qos_group(prio, q.cnp_priority)}", switch.mtu_bytes, prio)
