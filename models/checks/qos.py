@@ -95,7 +95,25 @@ def check(intent: Intent, resolution: Resolution) -> list[Finding]:
         ))
 
     found.extend(_mtu(intent, resolution))
+    found.extend(_watchdog_recovery(intent, resolution))
     return found
+
+
+def _watchdog_recovery(intent: Intent, resolution: Resolution) -> list[Finding]:
+    """The intent's watchdog recovery time holds only where the NOS takes one: say where it does not, as a
+    warning when the intent set it and a note when it is the default."""
+    wd = intent.qos.pfc.watchdog
+    if not wd.enabled:
+        return []
+    without = sorted({m.spec.display_name for _, m in resolution.models if not m.spec.pfc_watchdog_recovery})
+    if not without:
+        return []
+    finding = warning if "recovery_ms" in wd.model_fields_set else info
+    return [finding(
+        "watchdog-recovery-not-rendered", ("qos", "pfc", "watchdog", "recovery_ms"),
+        f"{', '.join(without)} restore a stormed queue on their own schedule, not after {wd.recovery_ms} ms",
+        "NVUE restores after one clean polling interval; NX-OS polls a shut queue every 100 ms",
+    )]
 
 
 def _mtu(intent: Intent, resolution: Resolution) -> list[Finding]:

@@ -47,6 +47,9 @@ class PlatformSpec:
     # Whether the intent's PFC watchdog timers (polling interval, robustness, recovery) are rendered, or the
     # watchdog runs with the platform's own.
     pfc_watchdog_timers: bool = True
+    # Whether the watchdog's recovery time (pause-free time before a stormed queue is restored) is configurable;
+    # where not, the NOS restores on its own schedule.
+    pfc_watchdog_recovery: bool = True
     # MLAG reload delays (s): how long MLAG ports and the other ports stay down after a reboot (EOS).
     mlag_reload_delay_s: int | None = None
     non_mlag_reload_delay_s: int | None = None

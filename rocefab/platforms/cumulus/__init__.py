@@ -43,6 +43,9 @@ SPEC = PlatformSpec(
     # 1-100000 m; 10 m in a new profile, 100 m in the RoCE one: Cumulus 5.14 QoS guide, Flow Control); rocefab
     # sets it to the switch's longest cable.
     headroom_by="cable-length",
+    # NVUE has no recovery timer: a triggered queue is restored after one polling interval without pause frames
+    # (Cumulus 5.14 QoS guide, PFC Watchdog).
+    pfc_watchdog_recovery=False,
     # Cumulus 5.14 BFD guide: detect-multiplier 3, min-rx-interval 300 ms, min-tx-interval 300 ms.
     bfd_default_timers=(300, 300, 3),
     # Cumulus 5.14 ECMP guide, Adaptive Routing: Spectrum-4 only, 400G and 200G ports, routed (not bonds,

@@ -42,6 +42,9 @@ SPEC = PlatformSpec(
     # The watchdog's interval and multiplier commands could not be confirmed from a vendor source: NX-OS
     # runs it with its defaults.
     pfc_watchdog_timers=False,
+    # Recovery is automatic (a shut queue is polled every 100 ms and restored when no PFC frames arrive; its
+    # timing follows the auto-/fixed-restore multipliers, whose 10.5 keywords are unconfirmed): not rendered.
+    pfc_watchdog_recovery=False,
     keepalive_out_of_band=True,
     # rocefab's classification policy ends in `class class-default` -> `set qos-group 0`: a DSCP no class
     # matches lands in group 0, so only the named DSCPs need classes.

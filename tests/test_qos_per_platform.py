@@ -1,5 +1,6 @@
-"""ECN marking per ASIC family: unset in the intent, every switch marks with its family's published profile (in the
-unit its vendor documents); set in the intent, one profile everywhere. Each profile names its source."""
+"""QoS values that differ by platform or ASIC. ECN marking: unset in the intent, every switch marks with its ASIC
+family's published profile (in the unit its vendor documents); set in the intent, one profile everywhere; each
+profile names its source. PFC watchdog recovery: said where a NOS does not take the intent's time."""
 
 from __future__ import annotations
 
@@ -67,3 +68,31 @@ def test_the_intents_profile_wins_on_every_switch(tmp_path: Path) -> None:
     assert ecn_line(plan, "rack1-a") == ("random-detect ecn minimum-threshold 400 kbytes maximum-threshold 2400 "
                                          "kbytes max-mark-probability 30 weight 0")
     assert "minimum-threshold 400 kbytes maximum-threshold 2400 kbytes drop-probability 30" in ecn_line(plan, "spine1")
+
+
+def findings_of(tmp_path: Path, name: str, change: Any) -> dict[str, str]:
+    intent: dict[str, Any] = copy.deepcopy(yaml.safe_load((ROOT / "intents" / f"{name}.yaml").read_text()))
+    change(intent)
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(intent, sort_keys=False), encoding="utf-8")
+    checked = check_file(path, "0.0.0-test")
+    return {f.code: f.severity.value for f in checked.findings}
+
+
+def test_a_watchdog_recovery_time_no_nos_takes_is_said(tmp_path: Path) -> None:
+    """NX-OS and NVUE restore a stormed queue on their own schedule: a note at the default, a warning when the
+    intent asked for a recovery time, nothing where every switch takes it (EOS) or the watchdog is off."""
+    def set_recovery(intent: dict[str, Any]) -> None:
+        intent["qos"].setdefault("pfc", {})["watchdog"] = {"recovery_ms": 5000}
+
+    def eos_only(intent: dict[str, Any]) -> None:
+        intent["topology"]["spines"]["model"] = "DCS-7060X6-64PE"
+
+    def off(intent: dict[str, Any]) -> None:
+        intent["qos"].setdefault("pfc", {})["watchdog"] = {"enabled": False}
+
+    code = "watchdog-recovery-not-rendered"
+    assert findings_of(tmp_path, "pod32", lambda intent: None)[code] == "info"
+    assert findings_of(tmp_path, "pod32", set_recovery)[code] == "warning"
+    assert code not in findings_of(tmp_path, "lab", eos_only)
+    assert code not in findings_of(tmp_path, "pod32", off)
