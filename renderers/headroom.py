@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 PROPAGATION_NS_PER_M = 5  # light in fibre (group index ~1.47) takes 4.9 ns/m; twinax copper is faster
 RESPONSE_NS = 2000  # MAC/PHY/FEC latency at both ends and the neighbour's reaction time, see above
@@ -48,6 +49,7 @@ class Headroom:
                 f"response) + 2 x {self.mtu_bytes} B")
 
 
+@lru_cache(maxsize=4096)  # the planner asks once per link end; fabrics have a handful of distinct answers
 def headroom(speed_gbps: int, cable_m: int, mtu_bytes: int, measured_bytes: int | None = None) -> Headroom:
     """The headroom one port needs on its no-drop priority.
 
