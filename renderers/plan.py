@@ -221,6 +221,7 @@ class HostBond:
 
     @property
     def source(self) -> str:
+        """The address the bond's policy rule matches (its own, without the prefix length)."""
         return self.ipv4.split("/")[0]
 
 
@@ -239,6 +240,11 @@ class HostNic:
     routes: tuple[str, ...]  # main table: this rail's prefix, reached through this NIC's leaf
     table: int  # a routing table of its own, so traffic sourced from this NIC leaves by this NIC
     table_routes: tuple[str, ...]  # what that table routes through the leaf: every rail's addresses
+
+    @property
+    def source(self) -> str:
+        """The address the NIC's policy rule matches (its own, without the prefix length)."""
+        return self.ipv4.split("/")[0]
 
 
 @dataclass(frozen=True, slots=True)

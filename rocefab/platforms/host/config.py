@@ -12,24 +12,6 @@ from rocefab.renderers.templating import header_lines, render
 
 
 @dataclass(frozen=True, slots=True)
-class Nic:
-    """A rail NIC as the script configures it: its plan record plus the source address its rule matches."""
-
-    netdev: str
-    rdma_device: str
-    speed_gbps: int
-    rail: int
-    switch: str
-    port: str
-    ipv4: str
-    gateway: str
-    routes: tuple[str, ...]
-    table: int
-    table_routes: tuple[str, ...]
-    source: str
-
-
-@dataclass(frozen=True, slots=True)
 class HostConfig:
     """Everything the host's two files print; `build` decides it from the plan."""
 
@@ -38,7 +20,7 @@ class HostConfig:
     script_name: str
     bonds: tuple[HostBond, ...]
     attachment: str
-    nics: tuple[Nic, ...]
+    nics: tuple[HostNic, ...]
     mtu: int
     rx_ring: int
     tx_ring: int
@@ -76,11 +58,6 @@ def _attachment(host: Host) -> list[str]:
     return parts
 
 
-def _nic(nic: HostNic) -> Nic:
-    return Nic(nic.netdev, nic.rdma_device, nic.speed_gbps, nic.rail, nic.switch, nic.port, nic.ipv4, nic.gateway,
-               nic.routes, nic.table, nic.table_routes, nic.ipv4.split("/")[0])
-
-
 def build(plan: FabricPlan, host: Host, target: str = TARGET) -> HostConfig:
     q = plan.qos
     profile = plan.host_profile
@@ -90,7 +67,7 @@ def build(plan: FabricPlan, host: Host, target: str = TARGET) -> HostConfig:
         script_name=script_name(host),
         bonds=host.bonds,
         attachment="; ".join(_attachment(host)),
-        nics=tuple(_nic(nic) for nic in host.nics),
+        nics=host.nics,
         mtu=profile.mtu_bytes,
         rx_ring=profile.rx_ring,
         tx_ring=profile.tx_ring,
@@ -115,12 +92,14 @@ def _render(template: str, config: HostConfig, **extra: str) -> str:
     return render(template, **{f.name: getattr(config, f.name) for f in fields(config)}, **extra)
 
 
-def _script(config: HostConfig) -> str:
-    return _render("host/roce-setup.sh.j2", config, unit_text=_render("host/roce.service.j2", config).rstrip("\n"))
+def _script(config: HostConfig, unit: str) -> str:
+    """The script, carrying its boot unit (installed from it) as a heredoc."""
+    return _render("host/roce-setup.sh.j2", config, unit_text=unit.rstrip("\n"))
 
 
 def render_script(plan: FabricPlan, host: Host) -> str:
-    return _script(build(plan, host))
+    config = build(plan, host)
+    return _script(config, _render("host/roce.service.j2", config))
 
 
 def render_nccl_env(plan: FabricPlan, host: Host) -> str:
@@ -130,6 +109,7 @@ def render_nccl_env(plan: FabricPlan, host: Host) -> str:
 def render_host(plan: FabricPlan, host: Host, target: str) -> list[UnitFile]:
     """The host's files: its NIC/bond script (the deploy candidate) and its NCCL environment."""
     config = build(plan, host, target)
-    return [UnitFile(".roce.sh", "host-script", _script(config), executable=True),
+    unit = _render("host/roce.service.j2", config)
+    return [UnitFile(".roce.sh", "host-script", _script(config, unit), executable=True),
             UnitFile(".nccl.env", "nccl-env", _render("host/nccl.env.j2", config)),
-            UnitFile(".roce.service", "systemd-unit", _render("host/roce.service.j2", config))]
+            UnitFile(".roce.service", "systemd-unit", unit)]
