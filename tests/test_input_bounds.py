@@ -1,5 +1,5 @@
 """Input past a reading bound is refused quickly and cheaply: exit 2 with a position, within a couple of
-seconds of wall time and well under 150 MB, whatever the input tries (a billion-laughs alias bomb, ten
+seconds of CPU time and well under 150 MB, whatever the input tries (a billion-laughs alias bomb, ten
 thousand brackets, a hundred thousand values, a 60 MB file, a FIFO nobody writes to, a device, a folder).
 
 Each case runs `rocefab validate` in a fresh interpreter that reports its own peak RSS, as a user's run would.
