@@ -191,8 +191,10 @@ class Switch:
     mlag: Mlag | None
     management: Management | None
     rack: str  # see renderers/placement.py
-    # What the no-drop priority needs after a pause on this switch's longest or fastest link (renderers/headroom.py)
+    # What the no-drop priority needs after a pause on the port that needs most (renderers/headroom.py), and the
+    # longest cable of any port: a NOS that sizes headroom itself from a cable length must be given that one
     pfc_headroom: Headroom | None = None
+    longest_cable_m: int = 0
     load_balancing: LoadBalancing | None = None
     ecn: EcnMarking | None = None
 

@@ -104,8 +104,8 @@ def _headroom_not_rendered(plan: FabricPlan) -> list[Finding]:
     for sw in plan.switches:
         spec = unit(sw.platform).spec
         need = sw.pfc_headroom
-        if spec and spec.headroom_by == "none" and need and need.cable_m > spec.headroom_rendered_above_m:
-            long.setdefault(spec.display_name, []).append(f"{sw.name} ({need.cable_m} m: {need.bytes} B)")
+        if spec and spec.headroom_by == "none" and need and sw.longest_cable_m > spec.headroom_rendered_above_m:
+            long.setdefault(spec.display_name, []).append(f"{sw.name} ({sw.longest_cable_m} m, needs {need.bytes} B)")
     return [Finding(
         "pfc-headroom-not-rendered", Severity.WARNING, ("cabling", "lengths"),
         f"{platform} documents no PFC headroom setting rocefab can render, and {len(names)} switches have "

@@ -171,11 +171,13 @@ def _finish(state: PlanState, hosts: list[Host]) -> FabricPlan:
     if findings:
         raise PlanningError(findings)
     worst: dict[str, Headroom] = {}
+    longest: dict[str, int] = {}
     measured = intent.qos.pfc.measured_headroom_bytes
     mtu = {d.name: min(intent.mtu.switch_bytes, d.model.spec.mtu_max_bytes) for d in switches}
     for link in links:
         for device in (link.a.device, link.b.device):
             if device in mtu:
+                longest[device] = max(longest.get(device, 0), link.length_m)
                 need = headroom(link.speed_gbps, link.length_m, mtu[device], measured)
                 if device not in worst or (need.bytes, need.cable_m) > (worst[device].bytes, worst[device].cable_m):
                     worst[device] = need
@@ -183,13 +185,15 @@ def _finish(state: PlanState, hosts: list[Host]) -> FabricPlan:
         source=state.source,
         qos=plan_qos(intent),
         vlans=tuple(Vlan(v.id, v.name, str(v.subnet)) for v in sorted(intent.vlans, key=lambda v: v.id)),
-        switches=tuple(_freeze(intent, d, racks[d.name], worst.get(d.name)) for d in switches),
+        switches=tuple(_freeze(intent, d, racks[d.name], worst.get(d.name), longest.get(d.name, 0))
+                       for d in switches),
         hosts=tuple(replace(h, rack=racks[h.name]) for h in hosts),
         links=tuple(links),
         host_profile=_host_profile(intent),
     )
 
-def _freeze(intent: Intent, d: SwitchDraft, rack: str, pfc_headroom: Headroom | None) -> Switch:
+def _freeze(intent: Intent, d: SwitchDraft, rack: str, pfc_headroom: Headroom | None, longest_cable_m: int
+            ) -> Switch:
     spec = d.model.spec
     ports = tuple(sorted(d.ports, key=lambda sp: natural_key(sp.name)))
     vlans = tuple(sorted(v.id for v in intent.vlans)) if d.pair is not None else ()
@@ -224,6 +228,7 @@ def _freeze(intent: Intent, d: SwitchDraft, rack: str, pfc_headroom: Headroom | 
         management=d.management,
         rack=rack,
         pfc_headroom=pfc_headroom,
+        longest_cable_m=longest_cable_m,
         load_balancing=_load_balancing(intent, d),
         ecn=_ecn(intent, d),
     )

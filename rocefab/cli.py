@@ -58,6 +58,7 @@ def _headroom_table(plan: FabricPlan) -> Any:
 
     table = Table(title="PFC headroom of the no-drop priority (worst port per tier and platform)",
                   title_justify="left")
+    # `speed`, `headroom` and `arithmetic` are the neediest port's; `longest cable` is any port's
     for column in ("tier", "platform", "switches", "longest cable", "speed", "headroom", "arithmetic", "rendered as"):
         table.add_column(column, justify="right" if column in ("switches", "headroom") else "left")
     groups: dict[tuple[str, str], list[Switch]] = {}
@@ -67,12 +68,13 @@ def _headroom_table(plan: FabricPlan) -> Any:
     for (role, platform), members in groups.items():
         worst = max(members, key=lambda sw: sw.pfc_headroom.bytes if sw.pfc_headroom else 0).pfc_headroom
         assert worst is not None
+        longest = max(sw.longest_cable_m for sw in members)
         spec = unit(platform).spec
         how = "-" if spec is None else HEADROOM_RENDERED[spec.headroom_by].format(
-            cable=worst.cable_m, buffer=2 * worst.bytes, pause=worst.bytes)
-        if spec and spec.headroom_by != "cable-length" and worst.cable_m <= spec.headroom_rendered_above_m:
+            cable=longest, buffer=2 * worst.bytes, pause=worst.bytes)
+        if spec and spec.headroom_by != "cable-length" and longest <= spec.headroom_rendered_above_m:
             how = f"platform default (<= {spec.headroom_rendered_above_m} m)"
-        table.add_row(role, platform, str(len(members)), f"{worst.cable_m} m", f"{worst.speed_gbps}G",
+        table.add_row(role, platform, str(len(members)), f"{longest} m", f"{worst.speed_gbps}G",
                       f"{worst.bytes:,} B", worst.formula, how)
     return table
 

@@ -192,3 +192,15 @@ def test_every_platform_sizes_for_the_lengths_the_intent_gives(tmp_path_factory:
             assert buffer.buffer_size - buffer.pause_threshold == need.bytes
         elif sw.platform == "cumulus":
             assert nvue_document(plan, sw)["qos"]["pfc"]["default-global"]["cable-length"] == longest == single_mode
+
+
+def test_a_nos_sizing_headroom_itself_gets_the_longest_cable_not_the_neediest_ports(tmp_path: Path) -> None:
+    """pod32's Cumulus leaves: the 800G copper peer link needs the most bytes (3 m), the 400G uplinks are the
+    longest cables (50 m); switchd sizes each port from the profile's one cable length, so that must be 50."""
+    plan, _ = plan_of(tmp_path, example("pod32"))
+    for sw in plan.switches:
+        ends = [link for link in plan.links if sw.name in (link.a.device, link.b.device)]
+        assert sw.longest_cable_m == max(link.length_m for link in ends)
+        if sw.platform == "cumulus":
+            assert sw.pfc_headroom is not None and sw.pfc_headroom.cable_m == 3 and sw.pfc_headroom.speed_gbps == 800
+            assert nvue_document(plan, sw)["qos"]["pfc"]["default-global"]["cable-length"] == 50

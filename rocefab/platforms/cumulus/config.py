@@ -97,7 +97,7 @@ def cable_length_m(switch: Switch) -> int:
     """switchd sizes the no-drop headroom from the profile's cable length: the switch's longest cable (the
     Cumulus 5.14 RoCE guide tunes `qos pfc default-global` after `qos roce`; a `qos roce cable-length` is not
     documented for 5.14), the RoCE profile's 100 m when nothing is cabled."""
-    return switch.pfc_headroom.cable_m if switch.pfc_headroom is not None else 100
+    return switch.longest_cable_m or 100
 
 
 def _qos(plan: FabricPlan, switch: Switch) -> Tree:

@@ -75,8 +75,8 @@ def _pause_buffers(plan: FabricPlan, switch: Switch) -> tuple[s.PauseBuffer, ...
     "Configuring Priority Flow Control"), and it sits in the input queuing policy. Cisco gives no formula for
     the thresholds; rocefab pauses once the queue holds as much as the headroom (Cisco's own examples pause at
     about 45 % of the buffer), keeps the headroom above it, and resumes two frames below the pause point."""
-    need = switch.pfc_headroom
-    if need is None or need.cable_m <= SPEC.headroom_rendered_above_m:
+    need = switch.pfc_headroom  # the port that needs most: the class's buffer is system-wide
+    if need is None or switch.longest_cable_m <= SPEC.headroom_rendered_above_m:
         return ()
     pause = need.bytes
     resume = max(pause - 2 * need.mtu_bytes, 0)
