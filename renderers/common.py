@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rocefab.renderers.plan import EcnMarking, Qos, Switch
+from rocefab.platforms.spec import PlatformSpec
+from rocefab.renderers.plan import EcnMarking, PortRole, Qos, Switch, SwitchPort
 
 # Priority 0 / traffic class 0 carries everything that is neither RoCE nor CNP.
 DEFAULT_PRIORITY = 0
@@ -24,6 +25,12 @@ class QueueView:
     strict: bool
     bandwidth_percent: int
     ecn: EcnView | None
+
+
+def adaptive_routing_port(port: SwitchPort, spec: PlatformSpec) -> bool:
+    """Whether adaptive routing may run on the port: a routed fabric port (not a host port, not in a LAG) at a
+    speed the platform runs it at. The planner asks it to decide the switch, the renderer to pick the ports."""
+    return port.role is not PortRole.HOST and port.lag is None and port.speed_gbps in spec.adaptive_routing_speeds_gbps
 
 
 def egress_queues(qos: Qos, marking: EcnMarking | None = None) -> list[QueueView]:

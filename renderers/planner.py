@@ -13,6 +13,7 @@ from dataclasses import replace
 from rocefab.models.intent import Intent
 from rocefab.models.resolve import ResolvedFabric
 from rocefab.renderers.cable_lengths import End, measure
+from rocefab.renderers.common import adaptive_routing_port
 from rocefab.renderers.drafts import PlanningError, PlanState, SwitchDraft
 from rocefab.renderers.headroom import Headroom, headroom
 from rocefab.renderers.links import uplinks
@@ -27,7 +28,6 @@ from rocefab.renderers.plan import (
     Host,
     HostProfile,
     LoadBalancing,
-    PortRole,
     Qos,
     Role,
     Source,
@@ -242,9 +242,7 @@ TIER_ROTATE = {Role.LEAF: 13, Role.SPINE: 29, Role.SUPERSPINE: 43}
 def _load_balancing(intent: Intent, d: SwitchDraft) -> LoadBalancing:
     lb = intent.underlay.load_balancing
     spec = d.model.spec
-    capable = d.model.asic in spec.adaptive_routing_asics and any(
-        p.role is not PortRole.HOST and p.lag is None and p.speed_gbps in spec.adaptive_routing_speeds_gbps
-        for p in d.ports)
+    capable = d.model.asic in spec.adaptive_routing_asics and any(adaptive_routing_port(p, spec) for p in d.ports)
     return LoadBalancing(FIVE_TUPLE, TIER_ROTATE[d.role] if lb.rotate_per_tier else None,
                          lb.adaptive_routing and capable, lb.adaptive_routing)
 

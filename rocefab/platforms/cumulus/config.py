@@ -15,7 +15,7 @@ from typing import Any
 
 from rocefab.platforms.cumulus import SPEC
 from rocefab.platforms.unit import UnitFile
-from rocefab.renderers.common import egress_queues, explicit_dscp_map, unused_children
+from rocefab.renderers.common import adaptive_routing_port, egress_queues, explicit_dscp_map, unused_children
 from rocefab.renderers.natural import natural_key
 from rocefab.renderers.plan import FabricPlan, PortRole, Switch
 from rocefab.renderers.templating import header_lines, render
@@ -47,8 +47,7 @@ def _interfaces(switch: Switch, watchdog: bool) -> Tree:
         if watchdog:
             # A per-port setting, allowed on physical swp ports only (bond members included).
             entry["qos"] = {"pfc-watchdog": {}}
-        if adaptive_routing and port.lag is None and port.role is not PortRole.HOST \
-                and port.speed_gbps in SPEC.adaptive_routing_speeds_gbps:
+        if adaptive_routing and adaptive_routing_port(port, SPEC):
             entry["router"] = {"adaptive-routing": {"enable": ON}}
         interfaces[port.name] = entry
     for name, speed, _lanes in unused_children(switch):
