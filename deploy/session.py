@@ -12,9 +12,12 @@ import secrets
 import socket
 from abc import ABC, abstractmethod
 from types import TracebackType
-from typing import ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from rocefab.deploy.inventory import Access
+
+if TYPE_CHECKING:
+    from rocefab.deploy.verify.observation import Observation
 
 
 class DeployError(Exception):
@@ -133,6 +136,11 @@ class DeviceSession(ABC):
 
     @abstractmethod
     def close(self) -> None: ...
+
+    def observe(self, device: Any) -> Observation:
+        """Read what verify compares with the plan (deploy/verify/observation.py): `device` is this device's
+        entry in the plan (a Switch or a Host). Read-only: nothing on the device changes."""
+        raise DeployError(self.name, f"verify cannot read {type(self).__name__} devices yet")
 
     def __enter__(self) -> Self:
         self.open()

@@ -46,8 +46,10 @@ from typing import Any
 
 import yaml
 
+from rocefab.lab import cumulus_state
 from rocefab.lab.faults import Reachability
 from rocefab.lab.sshd import Ask, Disconnect, Outcome, Result
+from rocefab.lab.wiring import BgpSpeaker, Wiring
 from rocefab.models.loader import load_yaml12
 
 VERSION = "5.14.0"
@@ -479,6 +481,8 @@ class CumulusDevice:
                  model: str = "SN5600") -> None:
         self._root = root
         (root / "tmp").mkdir(parents=True, exist_ok=True)  # the SFTP/SCP chroot, with a /tmp to upload to
+        self.name = hostname  # its name in the lab's wiring, whatever its config later calls it
+        self.wiring: Wiring | None = None  # set when the device is part of a lab fabric
         self.model = model
         self.faults = Faults()
         self.reach = Reachability()
@@ -533,6 +537,42 @@ class CumulusDevice:
             if self._confirm is not None:
                 self._confirm.timer.cancel()
 
+    # --- the lab fabric's questions and hand-made changes (lab/cumulus_state.py) --------------------------------------
+    def port_enabled(self, port: str) -> bool:
+        with self._lock:
+            return cumulus_state.port_enabled(self, port)
+
+    def bgp_speaker(self) -> BgpSpeaker | None:
+        with self._lock:
+            return cumulus_state.bgp_speaker(self)
+
+    def set_mtu(self, port: str, mtu: int) -> str:
+        with self._lock:
+            cumulus_state.set_mtu(self, port, mtu)
+        return f"nv set interface {port} link mtu {mtu}; nv config apply"
+
+    def pfc_off(self, port: str, priority: int) -> str:
+        with self._lock:
+            return cumulus_state.pfc_off(self, port, priority)
+
+    def set_dscp(self, dscp: int, priority: int) -> str:
+        with self._lock:
+            return cumulus_state.set_dscp(self, dscp, priority)
+
+    def strict_off(self, priority: int) -> str:
+        with self._lock:
+            return cumulus_state.strict_off(self, priority)
+
+    def snapshot(self) -> object:
+        with self._lock:
+            return copy.deepcopy(self.applied)
+
+    def restore(self, snapshot: object) -> None:
+        assert isinstance(snapshot, dict)
+        with self._lock:
+            self.applied = copy.deepcopy(snapshot)
+            self.reach.clear()
+
     # --- state helpers -----------------------------------------------------------------------------------------------
 
     @property
@@ -586,6 +626,14 @@ class CumulusDevice:
                 return 0, "", ""
             if head == ["show", "system"]:
                 return self._show_system(words[2:])
+            if head == ["show", "interface"]:
+                opts, rest = _options(words[2:])
+                if not rest:
+                    return 0, _dump(cumulus_state.show_interface(self), opts.get("-o", "json")), ""
+            if words[:6] == ["show", "vrf", "default", "router", "bgp", "neighbor"]:
+                opts, rest = _options(words[6:])
+                if not rest:
+                    return 0, _dump(cumulus_state.bgp_neighbors(self), opts.get("-o", "json")), ""
             if head[:1] == ["config"] and len(words) > 1:
                 return self._config(words[1], words[2:], user)
         except Invalid as exc:

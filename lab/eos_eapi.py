@@ -21,10 +21,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from socketserver import TCPServer
 from typing import Any
 
+from rocefab.lab import eos_state
 from rocefab.lab.configtree import ConfigError, ConfigTree, Cursor, unified_diff
 from rocefab.lab.eos_grammar import EOS_GRAMMAR, error_text
 from rocefab.lab.faults import Reachability
 from rocefab.lab.tls import LabCertificate, self_signed
+from rocefab.lab.wiring import BgpSpeaker, Wiring
 
 # A placeholder in the shape of a sha512-crypt hash; it hashes no password.
 PLACEHOLDER_SECRET = "$6$rocefablab$placeholder.not.a.real.hash"
@@ -81,7 +83,9 @@ class _Drop(Exception):
 class EosDevice:
     def __init__(self, name: str = "leaf1", *, model: str = "DCS-7060X6-64PE", version: str = "4.34.1F",
                  username: str = "admin", password: str = "admin") -> None:
+        self.name = name
         self.model, self.version, self.username, self.password = model, version, username, password
+        self.wiring: Wiring | None = None  # set when the device is part of a lab fabric
         self.faults = Faults()
         self.reach = Reachability()
         self.running = ConfigTree.parse(EOS_GRAMMAR, FACTORY_CONFIG.format(name=name, secret=PLACEHOLDER_SECRET))
@@ -95,6 +99,34 @@ class EosDevice:
         self.serial, self.mac = f"JPE{digest[:8].upper()}", "00:1c:73:" + ":".join(digest[i:i + 2] for i in (8, 10, 12))
         self._boot_mono, self._boot_epoch = time.monotonic(), time.time()
         self._stale_planted = False  # the stale-session fault has left its session behind
+
+    # -- the lab fabric's questions and the faults a person makes at the CLI (lab/eos_state.py) -----------------------
+    def port_enabled(self, port: str) -> bool:
+        return eos_state.port_enabled(self, port)
+
+    def bgp_speaker(self) -> BgpSpeaker | None:
+        return eos_state.bgp_speaker(self)
+
+    def set_mtu(self, port: str, mtu: int) -> str:
+        eos_state.set_mtu(self, port, mtu)
+        return f"interface {port} / mtu {mtu}"
+
+    def pfc_off(self, port: str, priority: int) -> str:
+        eos_state.pfc_off(self, port)
+        return f"interface {port} / no service-profile (the port loses PFC and DSCP trust)"
+
+    def strict_off(self, priority: int) -> str:
+        return eos_state.strict_off(self, priority)
+
+    def snapshot(self) -> object:
+        with self.lock:
+            return self.running.copy()
+
+    def restore(self, snapshot: object) -> None:
+        assert isinstance(snapshot, ConfigTree)
+        with self.lock:
+            self.running = snapshot.copy()
+            self.reach.clear()
 
     @property
     def hostname(self) -> str:
@@ -297,49 +329,8 @@ def _show_hostname(b: _Batch, m: re.Match[str], data: str | None) -> tuple[dict[
     return {"hostname": name, "fqdn": name}, f"Hostname: {name}\nFQDN:     {name}\n"
 
 
-_HARDWARE = {"Ethernet": "ethernet", "Port-Channel": "portChannel", "Loopback": "loopback",
-             "Management": "ethernet", "Vlan": "vlan"}
-_COUNTERS = ("inOctets", "outOctets", "inUcastPkts", "outUcastPkts", "inMulticastPkts", "outMulticastPkts",
-             "inBroadcastPkts", "outBroadcastPkts", "inDiscards", "outDiscards", "totalInErrors", "totalOutErrors")
-
-
-def _interfaces(dev: EosDevice) -> dict[str, dict[str, Any]]:
-    """Derived from the running-config: every configured interface, with its mtu, description and state."""
-    blocks = dev.running.blocks("interface")
-    settings = {line.split()[1]: {c.key: c.line for c in node.children} for line, node in blocks.items()}
-
-    def bandwidth(name: str, s: dict[str, str]) -> int:
-        if name.startswith("Port-Channel"):
-            group = name.removeprefix("Port-Channel")
-            return sum(bandwidth(n, o) for n, o in settings.items()
-                       if o.get("channel-group", "").split()[1:2] == [group] and "shutdown" not in o)
-        if m := re.search(r"speed (?:forced |auto )?(\d+)g", s.get("speed", "")):
-            return int(m.group(1)) * 1_000_000_000
-        return {"Ethernet": 100_000_000_000, "Management": 1_000_000_000}.get(re.sub(r"[\d/.]+$", "", name), 0)
-
-    out = {}
-    for name, s in settings.items():
-        kind = re.sub(r"[\d/.]+$", "", name)
-        bw = bandwidth(name, s)
-        up = "shutdown" not in s and (bw > 0 or kind in ("Loopback", "Vlan"))
-        entry: dict[str, Any] = {
-            "name": name, "description": s.get("description", "description ")[12:],
-            "lineProtocolStatus": "up" if up else "down",
-            "interfaceStatus": "disabled" if "shutdown" in s else "connected" if up else "notconnect",
-            "mtu": int(s["mtu"].split()[1]) if "mtu" in s else 65535 if kind == "Loopback" else 1500,
-            "bandwidth": bw, "hardware": _HARDWARE.get(kind, "ethernet"), "lastStatusChangeTimestamp": dev._boot_epoch,
-            "forwardingModel": "routed" if "switchport" in s or kind in ("Loopback", "Vlan") else "bridged",
-            "interfaceCounters": dict.fromkeys(_COUNTERS, 0),
-        }
-        if kind != "Loopback":
-            tail = hashlib.sha256(f"{dev.serial}{name}".encode()).hexdigest()
-            entry["physicalAddress"] = "00:1c:73:" + ":".join(tail[i:i + 2] for i in (0, 2, 4))
-        out[name] = entry
-    return out
-
-
 def _show_interfaces(b: _Batch, m: re.Match[str], data: str | None) -> tuple[dict[str, Any] | None, str]:
-    interfaces = _interfaces(b.dev)
+    interfaces = eos_state.interfaces(b.dev)
     if m.group(1):
         if m.group(1) not in interfaces:
             raise _failed(f"Interface does not exist: {m.group(1)}")
@@ -350,8 +341,21 @@ def _show_interfaces(b: _Batch, m: re.Match[str], data: str | None) -> tuple[dic
 
 
 def _show_lldp(b: _Batch, m: re.Match[str], data: str | None) -> tuple[dict[str, Any] | None, str]:
-    rows = b.dev.lldp_neighbors
+    rows = eos_state.lldp_neighbors(b.dev)
     return {"lldpNeighbors": rows}, "".join(f"{r['port']} {r['neighborDevice']} {r['neighborPort']}\n" for r in rows)
+
+
+def _show_bgp_summary(b: _Batch, m: re.Match[str], data: str | None) -> tuple[dict[str, Any] | None, str]:
+    summary = eos_state.bgp_summary(b.dev)
+    rows = [f"{key} {p['asn']} {p['peerState']}\n"
+            for vrf in summary["vrfs"].values() for key, p in vrf["peers"].items()]
+    return summary, "".join(rows)
+
+
+def _show_mlag(b: _Batch, m: re.Match[str], data: str | None) -> tuple[dict[str, Any] | None, str]:
+    peers = {n: d for n, d in b.dev.wiring.devices.items() if isinstance(d, EosDevice)} if b.dev.wiring else {}
+    state = eos_state.mlag(b.dev, peers)
+    return state, "".join(f"{k}: {v}\n" for k, v in state.items())
 
 
 def _show_sessions(b: _Batch, m: re.Match[str], data: str | None) -> tuple[dict[str, Any] | None, str]:
@@ -476,6 +480,8 @@ EXEC: tuple[tuple[re.Pattern[str], Handler], ...] = tuple((re.compile(p), h) for
     (r"show hostname", _show_hostname),
     (r"show interfaces(?: (\S+))?", _show_interfaces),
     (r"show lldp neighbors", _show_lldp),
+    (r"show ip bgp summary(?: vrf (?:all|default))?", _show_bgp_summary),
+    (r"show mlag", _show_mlag),
     (r"show configuration sessions(?: detail)?", _show_sessions),
     (r"show session-config(?: named (\S+))?( diffs)?", _show_session_config),
     (r"show (running|startup)-config((?: all| sanitized)*)( \| json)?", _show_config),

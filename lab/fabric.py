@@ -12,7 +12,9 @@ from typing import Any, Protocol
 
 import yaml
 
+from rocefab.lab.control import FaultBook
 from rocefab.lab.tls import LabCertificate, self_signed
+from rocefab.lab.wiring import Wiring
 from rocefab.platforms import host_unit, unit
 from rocefab.renderers.plan import FabricPlan
 
@@ -43,6 +45,8 @@ class FabricLab:
         self.password = password or secrets.token_urlsafe(18)
         self.certificate: LabCertificate = self_signed("rocefab-lab")
         self.devices: list[LabDevice] = []
+        self.wiring = Wiring.from_plan(plan)
+        self.faults: FaultBook | None = None
 
     def start(self) -> None:
         # Every lab starts from factory state: the sandboxes of an earlier lab in this folder go.
@@ -55,9 +59,20 @@ class FabricLab:
             hosts = host_unit().emulator()
             for host in self.plan.hosts:
                 self.devices.append(hosts(host, self.folder, self.password, self.certificate))
+            self._wire()
         except BaseException:
             self.stop()
             raise
+
+    def _wire(self) -> None:
+        """Cable the emulators together as the plan does (lab/wiring.py), and open the fault book."""
+        for device in self.devices:
+            emulated = device.server.device
+            self.wiring.devices[device.name] = emulated
+            if hasattr(emulated, "wiring"):
+                emulated.wiring = self.wiring
+        self.faults = FaultBook(self.wiring, Wiring.from_plan(self.plan), dict(self.wiring.devices),
+                                self.plan.qos.roce_priority)
 
     def emulator(self, name: str) -> Any:
         """The emulated device behind `name` (EosDevice, NxosDevice, CumulusDevice or LinuxHost): its state and

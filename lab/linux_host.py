@@ -12,7 +12,10 @@ shell) is a fresh bash, so `cd` or variables do not carry over to the next line.
 from __future__ import annotations
 
 import hmac
+import re
+import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -67,6 +70,60 @@ class LinuxHost:
     def env(self) -> dict[str, str]:
         return fakehost.host_env(self.sandbox, env={"HOME": str(self.sandbox), "HOSTNAME": self.hostname,
                                                     "USER": self.username})
+
+    # -- faults a person makes on the host (lab/control.py), with the host's own tools ----------------------------
+    def host_fault(self, kind: str, args: list[str]) -> str:
+        """Run the command a person (or a driver reset) would, with the host's own tools."""
+        target = args[0] if args else ""
+        if not re.fullmatch(r"[A-Za-z0-9_.=:,-]{1,64}", target):
+            raise ValueError(f"{target!r} is not a name or setting this host has")
+        net = self.sandbox / "sys/class/net" / target
+        rdma = self.sandbox / "sys/class/infiniband" / target
+        if kind in ("trust-pcp", "ecn-off", "global-pause", "mtu", "bond-leave", "no-address", "dscp-map") \
+                and not net.is_dir():
+            raise ValueError(f"{self.hostname} has no netdev {target!r}")
+        if kind == "tos-reset" and not rdma.is_dir():
+            raise ValueError(f"{self.hostname} has no RDMA device {target!r}")
+        if kind == "nccl-set" and "=" not in target:
+            raise ValueError("nccl-set takes KEY=VALUE")
+        command = {
+            "trust-pcp": f"mlnx_qos -i {target} --trust pcp",
+            "ecn-off": f'for f in "$ROCEFAB_SYSFS_ROOT"/class/net/{target}/ecn/roce_*/enable/*; do echo 0 > "$f"; done',
+            "global-pause": f"ethtool -A {target} rx on tx on",
+            "mtu": f"ip link set dev {target} mtu {args[1] if len(args) > 1 else ''}",
+            "dscp-map": f"mlnx_qos -i {target} --dscp2prio set,{','.join(args[1:3])}",
+            "bond-leave": f"ip link set dev {target} nomaster",
+            "no-address": f"ip address flush dev {target}",
+            "tos-reset": f"cma_roce_tos -d {target} -p 1 -t 0",
+            # a site line at the top of nccl.conf: NCCL keeps a key's first value
+            "nccl-set": f'f="$ROCEFAB_ETC_ROOT/nccl.conf"; {{ echo {target}; cat "$f" 2>/dev/null; }} > "$f.new" '
+                        f'&& mv "$f.new" "$f"',
+        }[kind]
+        outcome = self.handle(command, self.username)
+        status, stderr = (outcome[0], outcome[2]) if isinstance(outcome, tuple) else (1, "no answer")
+        if status != 0:
+            raise ValueError(f"{self.hostname}: `{command}` failed: {stderr.strip()}")
+        return command
+
+    def set_mtu(self, netdev: str, mtu: int) -> str:
+        return self.host_fault("mtu", [netdev, str(mtu)])
+
+    def snapshot(self) -> object:
+        """The fake host's whole state (sysfs, /etc, the stubs' kernel state), to put back on `restore`."""
+        saved = Path(tempfile.mkdtemp(prefix=f"rocefab-lab-{self.hostname}-"))
+        shutil.copytree(self.sandbox, saved / "host", symlinks=True)
+        return saved
+
+    def restore(self, snapshot: object) -> None:
+        assert isinstance(snapshot, Path)
+        for child in list(self.sandbox.iterdir()):
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+        shutil.copytree(snapshot / "host", self.sandbox, symlinks=True, dirs_exist_ok=True)
+        shutil.rmtree(snapshot, ignore_errors=True)
+        self.reach.clear()
 
     def close(self) -> None:
         """Nothing runs between commands; the sandbox stays for inspection (the caller owns the folder)."""

@@ -13,6 +13,7 @@ import sys
 import threading
 from pathlib import Path
 
+from rocefab.lab import control
 from rocefab.lab.fabric import FabricLab
 from rocefab.renderers.pipeline import check_file
 
@@ -33,7 +34,10 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signum, lambda *_: stop.set())
     lab = FabricLab(checked.plan, args.dir)
     lab.start()
+    stop_control = None
     try:
+        assert lab.faults is not None
+        stop_control = control.serve(args.dir.resolve(), lab.faults)
         inventory = lab.write_files()
         state = {"pid": os.getpid(), "intent": str(args.intent), "inventory": str(inventory),
                  "devices": {d.name: d.kind for d in lab.devices}, "ready": True}
@@ -41,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"lab ready: {len(lab.devices)} devices, inventory {inventory}", flush=True)
         stop.wait()
     finally:
+        if stop_control is not None:
+            stop_control()
         lab.stop()
         (args.dir / STATE).unlink(missing_ok=True)
     return 0

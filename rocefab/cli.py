@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from rocefab import __version__, deploy_commands
+from rocefab import __version__, deploy_commands, verify_commands
 from rocefab.collector import collector_paused
 from rocefab.console import EXIT_INPUT, err, out
 from rocefab.lab_commands import lab_app
@@ -193,6 +193,8 @@ def version() -> None:
 app.command()(deploy_commands.diff)
 app.command()(deploy_commands.apply)
 app.command()(deploy_commands.rollback)
+app.command()(verify_commands.verify)
+app.command()(verify_commands.doctor)
 app.add_typer(lab_app, name="lab")
 
 

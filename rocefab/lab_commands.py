@@ -23,6 +23,10 @@ DirOpt = Annotated[Path, typer.Option("--dir", help="where the lab keeps its inv
 DEFAULT_DIR = Path(".rocefab-lab")
 STATE = "lab.json"
 START_TIMEOUT_S = 120
+# the fault kinds `rocefab lab fault` takes (rocefab/lab/control.py KINDS), listed here to keep --help light
+KIND_NAMES = ("mtu", "pfc-off", "speed", "link-down", "miscable", "bgp-down", "dscp-map", "strict-off", "unreachable",
+              "trust-pcp", "ecn-off", "global-pause", "nic-dscp-map", "bond-leave", "no-address", "tos-reset",
+              "nccl-set")
 
 
 def _state(folder: Path) -> dict[str, Any] | None:
@@ -110,3 +114,35 @@ def status(folder: DirOpt = DEFAULT_DIR) -> None:
         out.print(f"no lab is running from {folder}")
         raise typer.Exit(EXIT_FINDINGS)
     out.print(f"lab running (pid {state['pid']}): {len(state['devices'])} devices; inventory {state['inventory']}")
+
+
+@lab_app.command()
+def fault(
+    device: Annotated[str | None, typer.Argument(help="the device to break")] = None,
+    kind: Annotated[str | None, typer.Argument(help="what breaks: " + ", ".join(KIND_NAMES))] = None,
+    args: Annotated[list[str] | None, typer.Argument(help="the fault's arguments (a port, a value)")] = None,
+    clear: Annotated[bool, typer.Option("--clear", help="undo every fault: devices and cables as before")] = False,
+    folder: DirOpt = DEFAULT_DIR,
+) -> None:
+    """Break the running lab as fabrics break (`mtu PORT BYTES`, `pfc-off PORT`, `speed PORT GBPS`, `link-down
+    PORT`, `miscable PORT PORT`, `bgp-down PEER`; on hosts `trust-pcp NETDEV`, `ecn-off NETDEV`, `mtu NETDEV
+    BYTES`, `global-pause NETDEV`), or `--clear` them all."""
+    from rocefab.lab import control
+
+    state = _state(folder)
+    if state is None or not _alive(int(state["pid"])):
+        err.print(f"no lab is running from {folder}; `rocefab lab up INTENT` first", markup=False)
+        raise typer.Exit(EXIT_INPUT)
+    if clear == (device is not None):
+        err.print("give DEVICE KIND [ARGS...] or --clear", markup=False)
+        raise typer.Exit(EXIT_INPUT)
+    body: dict[str, Any] = {"clear": True} if clear else {"device": device, "kind": kind or "", "args": args or []}
+    try:
+        reply = control.request(folder, body)
+    except OSError as exc:
+        err.print(f"the lab at {folder} does not answer its control socket: {exc}", markup=False)
+        raise typer.Exit(EXIT_FINDINGS) from None
+    if not reply.get("ok"):
+        err.print(str(reply.get("error")), markup=False)
+        raise typer.Exit(EXIT_INPUT)
+    out.print(str(reply.get("said")), markup=False)

@@ -70,6 +70,8 @@ class PlatformSpec:
     # Adaptive routing: the ASICs that have it under this NOS, and the port speeds it runs at.
     adaptive_routing_asics: tuple[str, ...] = ()
     adaptive_routing_speeds_gbps: tuple[int, ...] = ()
+    # The routed interface of VLAN n, as the platform names it in show commands (verify reads its MTU).
+    svi_format: str = "Vlan{vlan}"
 
     def is_reserved_vlan(self, vlan: int) -> bool:
         return any(low <= vlan <= high for low, high in self.reserved_vlans)

@@ -39,7 +39,8 @@ def access(server: LabSSHServer, name: str, kind: str, known_hosts: Path, userna
     return Access(
         name=name, kind=kind, host=server.host, transport=Transport.SSH, port=server.port, ssh_port=server.port,
         username=username, password=Secret(password), scheme="https", verify_tls=True, ca_file=None,
-        verify_host_key=True, known_hosts=known_hosts, timeout_s=20, sudo=False,
+        # a host script's first run takes ~10 s alone and nearer 20 s with four test workers on two cores
+        verify_host_key=True, known_hosts=known_hosts, timeout_s=60, sudo=False,
     )
 
 

@@ -39,6 +39,7 @@ SPEC = PlatformSpec(
     # Trusting L3, Cumulus maps each block of eight DSCPs to one switch priority: d -> d >> 3 (Cumulus 5.14
     # QoS guide, Classification).
     default_dscp_classes=tuple(d >> 3 for d in range(64)),
+    svi_format="vlan{vlan}",
     # switchd sizes the headroom from the PFC profile's cable length (`nv set qos pfc <profile> cable-length`,
     # 1-100000 m; 10 m in a new profile, 100 m in the RoCE one: Cumulus 5.14 QoS guide, Flow Control); rocefab
     # sets it to the switch's longest cable.

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import shlex
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import yaml
 
 from rocefab.deploy.session import DeployError
 from rocefab.deploy.ssh import Result, SshDeviceSession
 from rocefab.models.loader import load_yaml12
+
+if TYPE_CHECKING:
+    from rocefab.deploy.verify.observation import Observation
 
 # Files in the login's home directory on the switch (SFTP and exec both start there), named per run.
 FILE_PREFIX = "rocefab-"
@@ -145,6 +148,17 @@ class CumulusSession(SshDeviceSession):
 
     def running_config(self) -> str:
         return self._nv("config", "show", "-o", "yaml").stdout
+
+    def observe(self, device: Any) -> Observation:
+        from rocefab.platforms.cumulus import SPEC, observe
+
+        shown = self._nv("show", "interface", "-o", "json").stdout
+        neighbors = self._nv("show", "vrf", "default", "router", "bgp", "neighbor", "-o", "json").stdout
+        try:
+            return observe.observe(shown, neighbors, self._applied(), self.name, SPEC.default_dscp_classes,
+                                   [p.name for p in device.ports])
+        except ValueError as exc:
+            raise DeployError(self.name, f"unreadable show output: {exc}") from None
 
     def backup(self) -> str:
         tree = self._applied()

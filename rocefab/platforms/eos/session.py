@@ -6,7 +6,7 @@ import contextlib
 import itertools
 import ssl
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pyeapi.eapilib
 from napalm import get_network_driver
@@ -21,6 +21,9 @@ from napalm.base.exceptions import (
 from rocefab.deploy.preserve import carry_preserved, without_preserved
 from rocefab.deploy.session import DeployError, DeviceSession, describe
 from rocefab.platforms.eos import PRESERVED
+
+if TYPE_CHECKING:
+    from rocefab.deploy.verify.observation import Observation
 
 # napalm 5.2.0 lets pyeapi's own ConnectionError (bad password, refused connection) escape `open()`.
 _CONNECT_ERRORS: tuple[type[BaseException], ...] = (ConnectionException, pyeapi.eapilib.ConnectionError, OSError)
@@ -173,6 +176,14 @@ class EosSession(DeviceSession):
             self._device.rollback()
         except _DEVICE_ERRORS as exc:
             raise self._fail("rollback failed", exc) from None
+
+    def observe(self, device: Any) -> Observation:
+        from rocefab.platforms.eos import SPEC, observe
+
+        try:
+            return observe.observe(self._device, self.name, SPEC.default_dscp_classes, [p.name for p in device.ports])
+        except _DEVICE_ERRORS as exc:
+            raise self._fail("reading state for verify", exc) from None
 
     def close(self) -> None:
         device = getattr(self, "_device", None)

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import shlex
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rocefab.deploy.session import DeployError
 from rocefab.deploy.ssh import Result, SshDeviceSession
+
+if TYPE_CHECKING:
+    from rocefab.deploy.verify.observation import Observation
 
 REMOTE_DIR = "rocefab"
 IN_SYNC, DRIFT, PREREQUISITE_MISSING = 0, 1, 3
@@ -94,6 +97,14 @@ class HostSession(SshDeviceSession):
     def verify(self, candidate: str) -> str:
         result = self._run(f"bash {self._script} --check", expect=(IN_SYNC, DRIFT, PREREQUISITE_MISSING))
         return "" if result.status == IN_SYNC else result.stdout.strip()
+
+    def observe(self, device: Any) -> Observation:
+        from rocefab.platforms.host import observe
+
+        netdevs = [*(b.name for b in device.bonds), *(m.netdev for b in device.bonds for m in b.members),
+                   *(n.netdev for n in device.nics)]
+        result = self._run(f"bash -c {shlex.quote(observe.script(netdevs, device.rdma_devices))}", expect=(0,))
+        return observe.parse(result.stdout, self.name)
 
     def confirm(self) -> None:
         """Nothing to confirm."""

@@ -1,0 +1,245 @@
+"""The running fabric against the plan: one row per check, each naming what was expected and what was seen.
+
+Expected values come from the plan alone (renderers/plan.py) — never from the rendered text — so a renderer's
+mistake shows up here as a failed check instead of being confirmed. Observations arrive in the shared words of
+observation.py; nothing here knows a platform's output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from rocefab.deploy.verify.observation import (
+    HostNetdev,
+    HostObservation,
+    Interface,
+    RdmaDevice,
+    SwitchObservation,
+)
+from rocefab.platforms import unit
+from rocefab.renderers.plan import FabricPlan, Host, PortRole, Switch
+
+SPEED_FLOOR_GBPS = 200  # the field's floor for a GPU fabric port: anything slower is flagged
+
+
+class Verdict(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    WARN = "warn"  # worth a look, not a violation (a host that sends no LLDP)
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    device: str
+    port: str  # "" for the device as a whole
+    check: str
+    expected: str
+    observed: str
+    verdict: Verdict
+
+    @property
+    def failed(self) -> bool:
+        return self.verdict is Verdict.FAIL
+
+
+def _row(device: str, port: str, check: str, expected: object, observed: object, ok: bool,
+         *, soft: bool = False) -> Row:
+    verdict = Verdict.PASS if ok else Verdict.WARN if soft else Verdict.FAIL
+    return Row(device, port, check, str(expected), str(observed), verdict)
+
+
+def _gbps(value: float | None) -> str:
+    return "not reported" if value is None else f"{value:g}G"
+
+
+def _priorities(values: Iterable[int]) -> str:
+    found = sorted(values)
+    return ",".join(map(str, found)) if found else "none"
+
+
+def _dscp_differences(expected: Sequence[int], observed: Sequence[int]) -> str:
+    wrong = [f"{d}->{observed[d]}" for d in range(64) if observed[d] != expected[d]]
+    return "as planned" if not wrong else " ".join(wrong[:8]) + (f" (+{len(wrong) - 8} more)" if len(wrong) > 8 else "")
+
+
+# -- switches --------------------------------------------------------------------------------------------------------
+def _link_rows(sw: Switch, obs: SwitchObservation, hosts: set[str]) -> list[Row]:
+    rows = []
+    for port in sw.ports:
+        seen = obs.interfaces.get(port.name)
+        rows.append(_row(sw.name, port.name, "link", "up", "absent" if seen is None else "up" if seen.up else "down",
+                         seen is not None and seen.up))
+        if seen is not None and seen.up:
+            rows.append(_row(sw.name, port.name, "speed", f"{port.speed_gbps}G", _gbps(seen.speed_gbps),
+                             seen.speed_gbps == port.speed_gbps))
+            if port.speed_gbps < SPEED_FLOOR_GBPS:
+                rows.append(_row(sw.name, port.name, "speed-floor", f">= {SPEED_FLOOR_GBPS}G", f"{port.speed_gbps}G",
+                                 False, soft=True))
+        neighbors = obs.lldp.get(port.name, ())
+        want = f"{port.peer.device} {port.peer.port}"
+        to_host = port.peer.device in hosts
+        if any(n.device == port.peer.device and n.port == port.peer.port for n in neighbors):
+            rows.append(_row(sw.name, port.name, "lldp", want, want, True))
+        elif neighbors:
+            rows.append(_row(sw.name, port.name, "lldp", want, ", ".join(f"{n.device} {n.port}" for n in neighbors),
+                             False))
+        elif seen is not None and seen.up:
+            # hosts need lldpd to be seen; a switch always is
+            rows.append(_row(sw.name, port.name, "lldp", want, "no neighbour", False, soft=to_host))
+        if port.role in (PortRole.UPLINK, PortRole.DOWNLINK):  # routed: the MTU is the port's own
+            rows.append(_mtu_row(sw, port.name, seen))
+    for lag in sw.lags:
+        seen = obs.interfaces.get(lag.name)
+        rows.append(_row(sw.name, lag.name, "link", "up", "absent" if seen is None else "up" if seen.up else "down",
+                         seen is not None and seen.up))
+    spec = unit(sw.platform).spec
+    for svi in sw.svis:
+        name = (spec.svi_format if spec else "Vlan{vlan}").format(vlan=svi.vlan)
+        rows.append(_mtu_row(sw, name, obs.interfaces.get(name)))
+    return rows
+
+
+def _mtu_row(sw: Switch, name: str, seen: Interface | None) -> Row:
+    observed = "absent" if seen is None else "not reported" if seen.mtu is None else seen.mtu
+    return _row(sw.name, name, "mtu", sw.mtu_bytes, observed, seen is not None and seen.mtu == sw.mtu_bytes)
+
+
+def _qos_rows(plan: FabricPlan, sw: Switch, obs: SwitchObservation) -> list[Row]:
+    q = plan.qos
+    if obs.qos is None:
+        return [_row(sw.name, "", "qos", "read", "not reported", False)]
+    rows = []
+    lossless = frozenset(q.lossless_priorities)
+    for port in sw.ports:
+        pq = obs.qos.ports.get(port.name)
+        if pq is None:
+            rows.append(_row(sw.name, port.name, "pfc", _priorities(lossless), "not reported", False))
+            continue
+        rows.append(_row(sw.name, port.name, "trust", "dscp", "dscp" if pq.trust_dscp else "not dscp", pq.trust_dscp))
+        rows.append(_row(sw.name, port.name, "pfc", _priorities(lossless), _priorities(pq.pfc_priorities),
+                         pq.pfc_priorities == lossless))
+        if q.watchdog_enabled:
+            rows.append(_row(sw.name, port.name, "pfc-watchdog", "armed", "armed" if pq.watchdog else "off",
+                             pq.watchdog))
+    rows.append(_row(sw.name, "", "dscp-map", "as planned", _dscp_differences(q.dscp_classes, obs.qos.dscp_priority),
+                     tuple(obs.qos.dscp_priority) == q.dscp_classes))
+    rows.append(_row(sw.name, "", "cnp-strict", f"priority {q.cnp_priority} strict",
+                     f"strict: {_priorities(obs.qos.strict_priorities)}", q.cnp_priority in obs.qos.strict_priorities))
+    if sw.ecn is not None:
+        want = sw.ecn
+        seen = obs.qos.ecn.get(q.roce_priority)
+        expected = f"{want.min_threshold}-{want.max_threshold} {want.unit} @ {want.max_mark_percent}%"
+        observed = "off" if seen is None else \
+            f"{seen.min_threshold}-{seen.max_threshold} {seen.unit} @ {seen.max_mark_percent}%"
+        rows.append(_row(sw.name, "", "ecn", f"priority {q.roce_priority}: {expected}", observed, observed == expected))
+    return rows
+
+
+def _bgp_rows(sw: Switch, obs: SwitchObservation) -> list[Row]:
+    rows = []
+    for n in sw.bgp.neighbors:
+        where = n.interface or n.address or n.peer_device
+        session = next((s for s in obs.bgp if (n.interface and s.interface == n.interface)
+                        or (n.address and s.address == n.address)), None)
+        observed = "not configured" if session is None else session.state
+        rows.append(_row(sw.name, where, "bgp", f"Established with {n.peer_device} (AS {n.remote_asn})", observed,
+                         session is not None and session.established))
+    return rows
+
+
+def switch_rows(plan: FabricPlan, sw: Switch, obs: SwitchObservation) -> list[Row]:
+    hosts = {h.name for h in plan.hosts}
+    rows = _link_rows(sw, obs, hosts) + _qos_rows(plan, sw, obs) + _bgp_rows(sw, obs)
+    if sw.mlag is not None:
+        kind = sw.mlag.kind
+        rows.append(_row(sw.name, "", kind, f"{kind} with {sw.mlag.peer} healthy",
+                         "not reported" if obs.mlag is None else obs.mlag.detail,
+                         obs.mlag is not None and obs.mlag.healthy))
+    return rows
+
+
+# -- hosts -----------------------------------------------------------------------------------------------------------
+def _netdev_rows(plan: FabricPlan, host: str, name: str, seen: HostNetdev | None, speed_gbps: int | None,
+                 physical: bool) -> list[Row]:
+    q = plan.qos
+    mtu = plan.host_profile.mtu_bytes
+    if seen is None:
+        return [_row(host, name, "link", "up", "absent", False)]
+    rows = [_row(host, name, "link", "up", "up" if seen.up else "down", seen.up),
+            _row(host, name, "mtu", mtu, seen.mtu, seen.mtu == mtu)]
+    if speed_gbps is not None and seen.up:
+        rows.append(_row(host, name, "speed", f"{speed_gbps}G", _gbps(seen.speed_gbps), seen.speed_gbps == speed_gbps))
+    if not physical:
+        return rows
+    rows.append(_row(host, name, "nic-trust", "dscp", seen.trust or "not reported", seen.trust == "dscp"))
+    pfc = ",".join(map(str, q.pfc_vector))
+    rows.append(_row(host, name, "nic-pfc", pfc, ",".join(map(str, seen.pfc)) if seen.pfc else "not reported",
+                     seen.pfc == q.pfc_vector))
+    if seen.trust == "dscp":
+        observed = _dscp_differences(q.dscp_classes, seen.dscp_priority) if seen.dscp_priority else "not reported"
+        rows.append(_row(host, name, "nic-dscp-map", "as planned", observed, seen.dscp_priority == q.dscp_classes))
+    pause = "not reported" if seen.pause_rx is None else \
+        f"rx {'on' if seen.pause_rx else 'off'}, tx {'on' if seen.pause_tx else 'off'}"
+    rows.append(_row(host, name, "global-pause", "rx off, tx off", pause, seen.pause_rx is False
+                     and seen.pause_tx is False))
+    for point, enabled in (("notification", seen.ecn_np), ("reaction", seen.ecn_rp)):
+        want = set(q.lossless_priorities)
+        ok = enabled is not None and want <= set(enabled)
+        rows.append(_row(host, name, "dcqcn", f"{point} point on priority {_priorities(want)}",
+                         "not reported" if enabled is None else f"on: {_priorities(enabled)}", ok))
+    return rows
+
+
+def _rdma_rows(plan: FabricPlan, host: str, device: str, seen: RdmaDevice | None, netdev: str,
+               source: str) -> list[Row]:
+    if seen is None:
+        return [_row(host, device, "rdma", f"ACTIVE on {netdev}", "absent", False)]
+    gid = "0000:0000:0000:0000:0000:ffff:" + "{:02x}{:02x}:{:02x}{:02x}".format(*map(int, source.split(".")))
+    found = [index for index, value, ndev in seen.roce_v2_gids if value == gid and ndev in (netdev, "")]
+    tos = plan.qos.roce_tos
+    return [_row(host, device, "rdma", f"ACTIVE on {netdev}", seen.state or "not reported", seen.active),
+            _row(host, device, "gid", f"RoCE v2 GID for {source} on {netdev}",
+                 f"index {found[0]}" if found else "none", bool(found)),
+            _row(host, device, "traffic-class", tos, "not set" if seen.traffic_class is None else seen.traffic_class,
+                 seen.traffic_class == tos),
+            _row(host, device, "rdma-cm-tos", tos, "not reported" if seen.cma_tos is None else seen.cma_tos,
+                 seen.cma_tos == tos)]
+
+
+def _nccl_rows(plan: FabricPlan, host: Host, obs: HostObservation) -> list[Row]:
+    if obs.nccl_conf is None:
+        return [_row(host.name, "", "nccl", "/etc/nccl.conf with the fabric's settings", "absent", False)]
+    lines = [line.strip() for line in obs.nccl_conf.splitlines()]
+    first: dict[str, str] = {}
+    for line in lines:  # NCCL keeps a key's first value
+        key, sep, value = line.partition("=")
+        if sep and not key.startswith("#") and key.strip() not in first:
+            first[key.strip()] = value.strip()
+    rows = []
+    for key, value in plan.host_profile.nccl_env:
+        rows.append(_row(host.name, "", "nccl", f"{key}={value}",
+                         f"{key}={first[key]}" if key in first else "absent", first.get(key) == value))
+    return rows
+
+
+def host_rows(plan: FabricPlan, host: Host, obs: HostObservation) -> list[Row]:
+    rows = []
+    for bond in host.bonds:
+        seen = obs.netdevs.get(bond.name)
+        rows += _netdev_rows(plan, host.name, bond.name, seen, None, physical=False)
+        if seen is not None:
+            members = tuple(m.netdev for m in bond.members)
+            slaves = seen.bond_slaves or ()
+            rows.append(_row(host.name, bond.name, "bond", f"members {' '.join(members)}, mii up",
+                             f"members {' '.join(slaves) or 'none'}, mii {'up' if seen.bond_mii_up else 'down'}",
+                             set(slaves) == set(members) and bool(seen.bond_mii_up)))
+        for member in bond.members:
+            rows += _netdev_rows(plan, host.name, member.netdev, obs.netdevs.get(member.netdev), bond.speed_gbps,
+                                 physical=True)
+        rows += _rdma_rows(plan, host.name, bond.rdma_device, obs.rdma.get(bond.rdma_device), bond.name, bond.source)
+    for nic in host.nics:
+        rows += _netdev_rows(plan, host.name, nic.netdev, obs.netdevs.get(nic.netdev), nic.speed_gbps, physical=True)
+        rows += _rdma_rows(plan, host.name, nic.rdma_device, obs.rdma.get(nic.rdma_device), nic.netdev, nic.source)
+    return rows + _nccl_rows(plan, host, obs)

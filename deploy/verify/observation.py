@@ -1,0 +1,122 @@
+"""What verify reads from a device, in words every platform shares.
+
+Each platform's reader (rocefab/platforms/<platform>/observe.py) turns its own show commands into these; the
+checks (deploy/verify/checks.py) compare them with the plan and never see a platform's output. A value the
+platform did not report is None, which a check reports as "not reported" rather than guessing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Interface:
+    name: str
+    up: bool
+    speed_gbps: float | None  # what the link trained at; None while down or not reported
+    mtu: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbor:
+    """An LLDP neighbour seen on a local port."""
+
+    device: str  # its system name, without a domain
+    port: str
+
+
+@dataclass(frozen=True, slots=True)
+class BgpSession:
+    interface: str | None  # unnumbered: the local interface the session runs on
+    address: str | None  # numbered: the peer's address
+    remote_asn: int | None
+    state: str  # as the device words it: Established, Active, Idle, ...
+
+    @property
+    def established(self) -> bool:
+        return self.state.lower() == "established"
+
+
+@dataclass(frozen=True, slots=True)
+class PortQos:
+    """Effective QoS of one switch port: what its own lines and any profile applied to it add up to."""
+
+    trust_dscp: bool
+    pfc_priorities: frozenset[int]  # priorities PFC pauses on this port (empty: PFC off)
+    watchdog: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Ecn:
+    min_threshold: int
+    max_threshold: int
+    unit: str  # "kbytes" or "segments", as the plan's EcnMarking
+    max_mark_percent: int
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchQos:
+    dscp_priority: tuple[int, ...]  # the priority (traffic class) each of the 64 DSCPs lands in
+    strict_priorities: frozenset[int]
+    ecn: Mapping[int, Ecn]  # by priority / traffic class
+    ports: Mapping[str, PortQos]
+
+
+@dataclass(frozen=True, slots=True)
+class Mlag:
+    healthy: bool
+    detail: str  # the device's own words, e.g. "state active, negotiation connected, peer-link up"
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchObservation:
+    device: str
+    interfaces: Mapping[str, Interface]
+    lldp: Mapping[str, tuple[Neighbor, ...]]  # by local port
+    bgp: tuple[BgpSession, ...]
+    qos: SwitchQos | None
+    mlag: Mlag | None  # None: the switch runs no MLAG/vPC
+
+
+@dataclass(frozen=True, slots=True)
+class HostNetdev:
+    name: str
+    up: bool
+    speed_gbps: float | None
+    mtu: int | None
+    trust: str | None = None  # "dscp" / "pcp"; None where the port has no DCB (a bond)
+    pfc: tuple[int, ...] | None = None  # enable flags of priorities 0-7
+    dscp_priority: tuple[int, ...] | None = None  # the NIC's priority for each DSCP (64), under DSCP trust
+    pause_rx: bool | None = None  # 802.3x global pause
+    pause_tx: bool | None = None
+    ecn_np: frozenset[int] | None = None  # priorities whose DCQCN notification point is enabled
+    ecn_rp: frozenset[int] | None = None  # ... and reaction point
+    bond_slaves: tuple[str, ...] | None = None  # bonds: their ports, and the LACP/mii state
+    bond_mii_up: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RdmaDevice:
+    name: str
+    state: str  # the port state sysfs prints, e.g. "4: ACTIVE"
+    roce_v2_gids: tuple[tuple[int, str, str], ...]  # (index, gid, netdev) of every RoCE v2 GID
+    traffic_class: int | None  # tc/1/traffic_class
+    cma_tos: int | None  # rdma_cm default ToS
+
+    @property
+    def active(self) -> bool:
+        return self.state.split(":")[-1].strip().upper() == "ACTIVE"
+
+
+@dataclass(frozen=True, slots=True)
+class HostObservation:
+    device: str
+    netdevs: Mapping[str, HostNetdev]
+    rdma: Mapping[str, RdmaDevice]
+    nccl_conf: str | None  # /etc/nccl.conf, None when absent
+    modules: frozenset[str] = field(default_factory=frozenset)  # loaded kernel modules verify asks about
+
+
+Observation = SwitchObservation | HostObservation

@@ -1,0 +1,133 @@
+"""What verify reads from a Cumulus switch, in the shared words of deploy/verify/observation.py.
+
+Over the same SSH session as deploy, with NVUE's own show commands as JSON: `nv show interface` (per interface
+`link.state`, `link.speed` such as "400G", `link.mtu`, and the LLDP neighbour the summary table prints as Remote
+Host / Remote Port), `nv show vrf default router bgp neighbor` (per neighbour its `state`), and the applied
+revision (`nv config show`) for QoS. Unconfirmed against a switch: the JSON nesting of the LLDP columns (read here
+from `lldp.neighbor.<system name>.port.name`) and the neighbour `state` key; the rest mirrors the config tree.
+
+QoS is read the way NVUE applies it: one `default-global` profile per feature for every port — trust `l3` is DSCP
+trust; the DSCP map is Cumulus's built-in d >> 3 (SPEC.default_dscp_classes) under the profile's entries; PFC is
+the PFC profile's switch priorities, or priority 3 when only `qos roce mode lossless` is set; strict scheduling and
+ECN are per traffic class, mapped back to switch priorities through the egress queue map (identity by default).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from rocefab.deploy.verify.observation import (
+    BgpSession,
+    Ecn,
+    Interface,
+    Neighbor,
+    PortQos,
+    SwitchObservation,
+    SwitchQos,
+)
+
+ROCE_LOSSLESS_PRIORITY = 3  # what `qos roce mode lossless` makes no-drop without a PFC profile of its own
+Tree = dict[str, Any]
+
+
+def _speed_gbps(text: object) -> float | None:
+    word = str(text or "").strip().upper()
+    if word.endswith("G") and word[:-1].replace(".", "", 1).isdigit():
+        return float(word[:-1])
+    if word.endswith("M") and word[:-1].isdigit():
+        return float(word[:-1]) / 1000
+    return None
+
+
+def _state(value: object) -> str:
+    if isinstance(value, dict):  # the config tree's form, {"up": {}}
+        return next(iter(value), "")
+    return str(value or "")
+
+
+def interfaces(shown: Tree) -> dict[str, Interface]:
+    out = {}
+    for name, entry in shown.items():
+        link = entry.get("link", {}) if isinstance(entry, dict) else {}
+        up = _state(link.get("oper-status", link.get("state"))) == "up"
+        mtu = link.get("mtu")
+        out[name] = Interface(name, up, _speed_gbps(link.get("speed")) if up else None,
+                              int(str(mtu)) if str(mtu).isdigit() else None)
+    return out
+
+
+def lldp(shown: Tree) -> dict[str, tuple[Neighbor, ...]]:
+    out = {}
+    for name, entry in shown.items():
+        neighbors = ((entry.get("lldp") or {}).get("neighbor") or {}) if isinstance(entry, dict) else {}
+        found = tuple(Neighbor(str(system).split(".")[0], str((n.get("port") or {}).get("name", "")))
+                      for system, n in neighbors.items() if isinstance(n, dict))
+        if found:
+            out[name] = found
+    return out
+
+
+def bgp(shown: Tree) -> tuple[BgpSession, ...]:
+    sessions = []
+    for key, entry in shown.items():
+        entry = entry if isinstance(entry, dict) else {}
+        remote = entry.get("remote-as")
+        unnumbered = entry.get("type") == "unnumbered" or str(key).startswith("swp")
+        sessions.append(BgpSession(key if unnumbered else None, None if unnumbered else key,
+                                   int(str(remote)) if str(remote).isdigit() else None,
+                                   str(entry.get("state", "unknown"))))
+    return tuple(sessions)
+
+
+def _get(tree: Any, *path: str) -> Any:
+    for key in path:
+        tree = tree.get(key) if isinstance(tree, dict) else None
+    return tree if tree is not None else {}
+
+
+def qos(applied: Tree, default_dscp: Sequence[int], ports: Sequence[str]) -> SwitchQos:
+    q = _get(applied, "qos")
+    mapping = _get(q, "mapping", "default-global")
+    dscp = list(default_dscp)
+    for d, entry in _get(mapping, "dscp").items():
+        if str(d).isdigit() and isinstance(entry, dict) and "switch-priority" in entry:
+            dscp[int(d)] = int(entry["switch-priority"])
+    trust = mapping.get("trust") == "l3"
+    pfc_profile = _get(q, "pfc", "default-global")
+    if pfc_profile:
+        pfc = frozenset(int(p) for p in _get(pfc_profile, "switch-priority") if str(p).isdigit())
+    else:
+        roce = _get(q, "roce")
+        lossless = str(roce.get("enable", "off")) == "on" and roce.get("mode", "lossless") == "lossless"
+        pfc = frozenset({ROCE_LOSSLESS_PRIORITY}) if lossless else frozenset()
+    egress = {int(p): int(e.get("traffic-class", p)) for p, e in
+              _get(q, "egress-queue-mapping", "default-global", "switch-priority").items() if str(p).isdigit()}
+
+    def priorities_of(tc: int) -> set[int]:
+        return {p for p in range(8) if egress.get(p, p) == tc}
+
+    strict: set[int] = set()
+    for tc, entry in _get(q, "egress-scheduler", "default-global", "traffic-class").items():
+        if isinstance(entry, dict) and entry.get("mode") == "strict":
+            strict |= priorities_of(int(tc))
+    ecn: dict[int, Ecn] = {}
+    for tc, entry in _get(q, "congestion-control", "default-global", "traffic-class").items():
+        if isinstance(entry, dict) and entry.get("ecn") == "enable":
+            marking = Ecn(int(entry.get("min-threshold", 0)) // 1000, int(entry.get("max-threshold", 0)) // 1000,
+                          "kbytes", int(entry.get("probability", 100)))
+            for p in priorities_of(int(tc)):
+                ecn[p] = marking
+    interfaces_ = _get(applied, "interface")
+    port_qos = {port: PortQos(trust, pfc, "pfc-watchdog" in _get(interfaces_, port, "qos")) for port in ports}
+    return SwitchQos(tuple(dscp), frozenset(strict), ecn, port_qos)
+
+
+def observe(shown_interfaces: str, shown_bgp: str, applied: Tree, name: str, default_dscp: Sequence[int],
+            ports: Sequence[str]) -> SwitchObservation:
+    """From the text of the two show commands and the applied config tree."""
+    shown = json.loads(shown_interfaces or "{}")
+    neighbors = json.loads(shown_bgp or "{}")
+    return SwitchObservation(name, interfaces(shown), lldp(shown), bgp(neighbors), qos(applied, default_dscp, ports),
+                             None)

@@ -1,0 +1,143 @@
+"""What verify reads from a GPU host, in the shared words of deploy/verify/observation.py.
+
+One read-only shell script per host, over the deploy session's SSH: sysfs for link state, speed, MTU, bonding and
+the mlx5 ECN enables; `mlnx_qos -i` for trust, the DSCP map and PFC; `ethtool -a` for 802.3x pause; the RDMA
+device's port state, RoCE v2 GIDs and default traffic class in sysfs and `cma_roce_tos` for rdma_cm's ToS; and
+/etc/nccl.conf. Sysfs and /etc honour ROCEFAB_SYSFS_ROOT / ROCEFAB_ETC_ROOT as the host script does. Names reach
+the script only as quoted words, and each section starts with a marker line, so one missing tool or file costs
+that section alone.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterable
+
+from rocefab.deploy.verify.observation import HostNetdev, HostObservation, RdmaDevice
+
+MARK = "@@rocefab"
+_SCRIPT = r"""
+S="${ROCEFAB_SYSFS_ROOT:-/sys}"; E="${ROCEFAB_ETC_ROOT:-/etc}"
+for nd in __NETDEVS__; do
+  d="$S/class/net/$nd"
+  echo "@@rocefab netdev $nd"
+  [[ -d $d ]] || { echo "missing"; continue; }
+  printf 'operstate\t%s\nmtu\t%s\nspeed\t%s\n' "$(cat "$d/operstate" 2>/dev/null)" "$(cat "$d/mtu" 2>/dev/null)" \
+    "$(cat "$d/speed" 2>/dev/null)"
+  if [[ -d $d/bonding ]]; then
+    printf 'slaves\t%s\nmii\t%s\n' "$(cat "$d/bonding/slaves" 2>/dev/null)" "$(cat "$d/bonding/mii_status" 2>/dev/null)"
+  fi
+  if [[ -d $d/ecn ]]; then
+    for p in 0 1 2 3 4 5 6 7; do
+      printf 'ecn\t%s\t%s\t%s\n' "$p" "$(cat "$d/ecn/roce_np/enable/$p" 2>/dev/null)" \
+        "$(cat "$d/ecn/roce_rp/enable/$p" 2>/dev/null)"
+    done
+    echo "@@rocefab qos $nd"; mlnx_qos -i "$nd" 2>&1 || true
+    echo "@@rocefab pause $nd"; ethtool -a "$nd" 2>&1 || true
+  fi
+done
+for dev in __RDMA__; do
+  r="$S/class/infiniband/$dev"
+  echo "@@rocefab rdma $dev"
+  [[ -d $r ]] || { echo "missing"; continue; }
+  printf 'state\t%s\ntclass\t%s\n' "$(cat "$r/ports/1/state" 2>/dev/null)" "$(cat "$r/tc/1/traffic_class" 2>/dev/null)"
+  for t in "$r"/ports/1/gid_attrs/types/*; do
+    i=${t##*/}
+    type=$(cat "$t" 2>/dev/null) || continue
+    printf 'gid\t%s\t%s\t%s\t%s\n' "$i" "$(cat "$r/ports/1/gids/$i")" "$type" \
+      "$(cat "$r/ports/1/gid_attrs/ndevs/$i" 2>/dev/null)"
+  done
+  printf 'tos\t%s\n' "$(cma_roce_tos -d "$dev" -p 1 2>/dev/null | tail -n 1)"
+done
+echo "@@rocefab nccl"
+cat "$E/nccl.conf" 2>/dev/null || echo "@@rocefab absent"
+"""
+
+
+def script(netdevs: Iterable[str], rdma_devices: Iterable[str]) -> str:
+    return (_SCRIPT.replace("__NETDEVS__", " ".join(shlex.quote(n) for n in netdevs) or "''")
+            .replace("__RDMA__", " ".join(shlex.quote(r) for r in rdma_devices) or "''"))
+
+
+def _sections(output: str) -> list[tuple[list[str], list[str]]]:
+    sections: list[tuple[list[str], list[str]]] = []
+    for line in output.splitlines():
+        if line.startswith(MARK + " "):
+            sections.append((line.split()[1:], []))
+        elif sections:
+            sections[-1][1].append(line)
+    return sections
+
+
+def _int(text: str) -> int | None:
+    text = text.strip()
+    return int(text) if re.fullmatch(r"-?\d+", text) else None
+
+
+def _fields(lines: list[str]) -> dict[str, str]:
+    return {k: v for k, _, v in (line.partition("\t") for line in lines) if k not in ("ecn", "gid")}
+
+
+def parse_mlnx_qos(lines: list[str]) -> tuple[str | None, tuple[int, ...] | None, tuple[int, ...] | None]:
+    """(trust, PFC enable flags, DSCP -> priority under DSCP trust) from `mlnx_qos -i` output."""
+    trust = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("Priority trust state:")), None)
+    pfc = None
+    dscp = [0] * 64  # a DSCP without an entry goes to the default priority, 0
+    for line in lines:
+        if line.strip().startswith("enabled") and "priority" not in line:
+            flags = [int(x) for x in line.split()[1:9] if x.isdigit()]
+            pfc = tuple(flags) if len(flags) == 8 else None
+        elif m := re.match(r"\s*prio:(\d) dscp:([\d,]+)", line):
+            for d in m.group(2).strip(",").split(","):
+                if d.isdigit() and int(d) < 64:
+                    dscp[int(d)] = int(m.group(1))
+    return trust, pfc, tuple(dscp) if trust == "dscp" else None
+
+
+def parse_pause(lines: list[str]) -> tuple[bool | None, bool | None]:
+    found = {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in lines) if k.strip() in ("RX", "TX")}
+    return (found["RX"] == "on") if "RX" in found else None, (found["TX"] == "on") if "TX" in found else None
+
+
+def parse(output: str, name: str) -> HostObservation:
+    netdevs: dict[str, HostNetdev] = {}
+    rdma: dict[str, RdmaDevice] = {}
+    nccl: str | None = None
+    qos: dict[str, tuple[str | None, tuple[int, ...] | None, tuple[int, ...] | None]] = {}
+    pause: dict[str, tuple[bool | None, bool | None]] = {}
+    for head, lines in _sections(output):
+        kind, target = head[0], (head[1] if len(head) > 1 else "")
+        if kind == "netdev" and lines[:1] != ["missing"]:
+            f = _fields(lines)
+            speed = _int(f.get("speed", ""))
+            ecn = [line.split("\t") for line in lines if line.startswith("ecn\t")]
+            netdevs[target] = HostNetdev(
+                target, f.get("operstate") == "up", speed / 1000 if speed and speed > 0 else None,
+                _int(f.get("mtu", "")),
+                ecn_np=frozenset(int(e[1]) for e in ecn if e[2:3] == ["1"]) if ecn else None,
+                ecn_rp=frozenset(int(e[1]) for e in ecn if e[3:4] == ["1"]) if ecn else None,
+                bond_slaves=tuple(f["slaves"].split()) if "slaves" in f else None,
+                bond_mii_up=(f["mii"] == "up") if "mii" in f else None)
+        elif kind == "qos":
+            qos[target] = parse_mlnx_qos(lines)
+        elif kind == "pause":
+            pause[target] = parse_pause(lines)
+        elif kind == "rdma" and lines[:1] != ["missing"]:
+            f = _fields(lines)
+            gids = tuple((int(g[1]), g[2], g[4] if len(g) > 4 else "") for g in
+                         (line.split("\t") for line in lines if line.startswith("gid\t")) if g[3] == "RoCE v2")
+            tclass = re.search(r"(\d+)\s*$", f.get("tclass", ""))
+            rdma[target] = RdmaDevice(target, f.get("state", ""), gids, int(tclass.group(1)) if tclass else None,
+                                      _int(f.get("tos", "")))
+        elif kind == "nccl":
+            nccl = "".join(f"{line}\n" for line in lines)
+        elif kind == "absent":
+            nccl = None
+    for nd, (trust, pfc, dscp) in qos.items():
+        if nd in netdevs:
+            rx, tx = pause.get(nd, (None, None))
+            old = netdevs[nd]
+            netdevs[nd] = HostNetdev(old.name, old.up, old.speed_gbps, old.mtu, trust, pfc, dscp, rx, tx, old.ecn_np,
+                                     old.ecn_rp, old.bond_slaves, old.bond_mii_up)
+    return HostObservation(name, netdevs, rdma, nccl)

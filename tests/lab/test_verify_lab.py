@@ -1,0 +1,156 @@
+"""`rocefab verify` and `rocefab doctor` against the running lab, from the command line: a pushed fabric passes;
+each fault the lab can make is found by verify and named by doctor at the right device and port; clearing the
+faults passes again."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rocefab.lab import control
+
+ROOT = Path(__file__).resolve().parents[2]
+INTENT = ROOT / "intents" / "lab.yaml"
+
+
+def rocefab(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rocefab", *map(str, args)], capture_output=True, text=True,
+                          check=False, timeout=240, env={**os.environ, "COLUMNS": "250"})
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    folder = tmp_path_factory.mktemp("verify") / "lab"
+    started = rocefab("lab", "up", INTENT, "--dir", folder)
+    assert started.returncode == 0, started.stderr
+    applied = rocefab("apply", INTENT, "-i", folder / "inventory.yaml", "--confirm", "0")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    yield folder
+    rocefab("lab", "down", "--dir", folder)
+
+
+@pytest.fixture
+def inventory(lab: Path) -> Iterator[Path]:
+    yield lab / "inventory.yaml"
+    assert control.request(lab, {"clear": True})["ok"]
+
+
+def fault(lab: Path, device: str, kind: str, *args: str) -> None:
+    """Through the lab's control socket, as `rocefab lab fault` does (the must-show test uses the command)."""
+    reply = control.request(lab, {"device": device, "kind": kind, "args": list(args)})
+    assert reply["ok"], reply
+
+
+def verify_json(inventory: Path) -> tuple[int, dict[str, Any]]:
+    result = rocefab("verify", INTENT, "-i", inventory, "--json")
+    return result.returncode, json.loads(result.stdout)
+
+
+def doctor_json(inventory: Path) -> tuple[int, list[dict[str, Any]]]:
+    result = rocefab("doctor", INTENT, "-i", inventory, "--json")
+    return result.returncode, json.loads(result.stdout)["diagnoses"]
+
+
+def test_the_pushed_lab_passes_and_every_check_was_made(inventory: Path) -> None:
+    code, report = verify_json(inventory)
+    assert code == 0, [c for c in report["checks"] if c["verdict"] != "pass"]
+    checks = {(c["device"], c["check"]) for c in report["checks"]}
+    for device in ("leaf1-a", "leaf1-b", "spine1"):
+        for check in ("link", "speed", "lldp", "mtu", "trust", "pfc", "pfc-watchdog", "dscp-map", "cnp-strict",
+                      "ecn", "bgp"):
+            assert (device, check) in checks, f"{device} was not checked for {check}"
+    assert ("leaf1-a", "mlag") in checks
+    for host in ("gpu001", "gpu004"):
+        for check in ("link", "speed", "mtu", "bond", "nic-trust", "nic-pfc", "nic-dscp-map", "global-pause",
+                      "dcqcn", "rdma", "gid", "traffic-class", "rdma-cm-tos", "nccl"):
+            assert (host, check) in checks, f"{host} was not checked for {check}"
+
+
+def test_must_show_mtu_pfc_and_speed(lab: Path, inventory: Path) -> None:
+    """The issue's walk: each fault makes verify exit 1 naming the device, the port and the value, and doctor
+    print the matching diagnosis; --clear passes again."""
+    for words, code, value in ((("mtu", "Ethernet61/1", "1500"), "mtu-below-jumbo", "1500"),
+                               (("pfc-off", "Ethernet61/1"), "pfc-missing", "none"),
+                               (("speed", "Ethernet61/1", "400"), "link-wrong-speed", "400G")):
+        made = rocefab("lab", "fault", "leaf1-a", *words, "--dir", lab)
+        assert made.returncode == 0, made.stderr
+        checked = rocefab("verify", INTENT, "-i", inventory)
+        assert checked.returncode == 1, checked.stdout
+        failing = [line for line in checked.stdout.splitlines() if "fail" in line]
+        assert any("leaf1-a" in line and "Ethernet61/1" in line and value in line for line in failing), checked.stdout
+        diagnosed = rocefab("doctor", INTENT, "-i", inventory)
+        assert diagnosed.returncode == 1
+        assert f"[{code}] leaf1-a Ethernet61/1" in diagnosed.stdout, diagnosed.stdout
+        assert "fix:" in diagnosed.stdout and "symptom:" in diagnosed.stdout
+        assert rocefab("lab", "fault", "--clear", "--dir", lab).returncode == 0
+        passed = rocefab("verify", INTENT, "-i", inventory)
+        assert passed.returncode == 0, passed.stdout
+
+
+# (device, fault words, diagnosis code, where it must be named (device, port); more places may be named too)
+CASES = [
+    ("leaf1-a", ("mtu", "Ethernet61/1", "1500"), "mtu-below-jumbo", ("leaf1-a", "Ethernet61/1")),
+    ("spine1", ("mtu", "swp3", "1500"), "mtu-below-jumbo", ("spine1", "swp3")),
+    ("gpu003", ("mtu", "bond0", "1500"), "mtu-below-jumbo", ("gpu003", "bond0")),
+    ("leaf1-b", ("pfc-off", "Ethernet1/1"), "pfc-missing", ("leaf1-b", "Ethernet1/1")),
+    ("spine1", ("pfc-off", "swp1"), "pfc-missing", ("spine1", "swp2")),
+    ("leaf1-a", ("pfc-off", "Ethernet62/1"), "trust-mismatch", ("leaf1-a", "Ethernet62/1")),
+    ("leaf1-a", ("pfc-off", "Ethernet62/1"), "watchdog-off", ("leaf1-a", "Ethernet62/1")),
+    ("gpu001", ("trust-pcp", "ens1f0np0"), "trust-mismatch", ("gpu001", "ens1f0np0")),
+    ("spine1", ("dscp-map", "24", "3"), "dscp-map-mismatch", ("spine1", "")),
+    ("gpu002", ("nic-dscp-map", "ens1f1np1", "26", "0"), "dscp-map-mismatch", ("gpu002", "ens1f1np1")),
+    ("gpu004", ("global-pause", "ens1f0np0"), "global-pause-on", ("gpu004", "ens1f0np0")),
+    ("gpu002", ("ecn-off", "ens1f1np1"), "dcqcn-off", ("gpu002", "ens1f1np1")),
+    ("leaf1-a", ("strict-off", "6"), "cnp-not-strict", ("leaf1-a", "")),
+    ("spine1", ("strict-off", "6"), "cnp-not-strict", ("spine1", "")),
+    ("leaf1-a", ("speed", "Ethernet62/1", "400"), "link-wrong-speed", ("spine1", "swp2")),
+    ("leaf1-b", ("link-down", "Ethernet62/1"), "link-down", ("spine1", "swp4")),
+    ("leaf1-b", ("link-down", "Ethernet62/1"), "oversubscribed", ("leaf1-b", "")),
+    ("leaf1-a", ("miscable", "Ethernet61/1", "Ethernet62/1"), "miscabled", ("spine1", "swp1")),
+    ("spine1", ("bgp-down", "leaf1-b"), "bgp-down", ("leaf1-b", "Ethernet61/1")),
+    ("leaf1-a", ("link-down", "Ethernet63/1"), "link-down", ("leaf1-b", "Ethernet63/1")),
+    ("gpu001", ("bond-leave", "ens1f1np1"), "bond-degraded", ("gpu001", "bond0")),
+    ("gpu001", ("bond-leave", "ens1f1np1"), "rdma-inactive", ("gpu001", "mlx5_bond_0")),
+    ("gpu003", ("no-address", "bond0"), "gid-missing", ("gpu003", "mlx5_bond_0")),
+    ("gpu004", ("tos-reset", "mlx5_bond_0"), "tos-mismatch", ("gpu004", "mlx5_bond_0")),
+    ("gpu002", ("nccl-set", "NCCL_IB_TC=0"), "nccl-env-mismatch", ("gpu002", "")),
+    ("gpu004", ("unreachable",), "unreachable", ("gpu004", "")),
+]
+
+
+@pytest.mark.parametrize(("device", "words", "code", "where"), CASES,
+                         ids=[f"{c[2]}-{c[0]}-{c[1][0]}" for c in CASES])
+def test_doctor_names_each_fault(lab: Path, inventory: Path, device: str, words: tuple[str, ...], code: str,
+                                 where: tuple[str, str]) -> None:
+    fault(lab, device, *words)
+    status, diagnoses = doctor_json(inventory)
+    assert status == 1
+    named = {(d["device"], d["port"]) for d in diagnoses if d["code"] == code}
+    assert where in named, f"{code} not named at {where}: {[(d['code'], d['device'], d['port']) for d in diagnoses]}"
+    for d in diagnoses:
+        assert d["evidence"] and d["symptom"] and d["fix"], d
+
+
+def test_mlag_pair_without_its_peer_link(lab: Path, inventory: Path) -> None:
+    fault(lab, "leaf1-a", "link-down", "Ethernet63/1")
+    fault(lab, "leaf1-a", "link-down", "Ethernet64/1")
+    _, diagnoses = doctor_json(inventory)
+    assert {("mlag-unhealthy", "leaf1-a"), ("mlag-unhealthy", "leaf1-b")} <= {(d["code"], d["device"])
+                                                                            for d in diagnoses}
+
+
+def test_faults_are_refused_with_reasons(lab: Path) -> None:
+    for words, said in ((("leaf1-a", "mtu", "Ethernet99/1", "1500"), "no interface Ethernet99/1"),
+                        (("leaf1-a", "trust-pcp", "ens1f0np0"), "host fault"),
+                        (("nowhere", "link-down", "swp1"), "no device 'nowhere'"),
+                        (("spine1", "explode"), "no fault kind 'explode'"),
+                        (("spine1", "speed", "swp1", "fast"), "not a whole number")):
+        refused = rocefab("lab", "fault", *words, "--dir", lab)
+        assert refused.returncode == 2 and said in refused.stderr, refused.stderr
