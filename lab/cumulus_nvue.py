@@ -538,13 +538,16 @@ class CumulusDevice:
                 self._confirm.timer.cancel()
 
     # --- the lab fabric's questions and hand-made changes (lab/cumulus_state.py) --------------------------------------
+    # Asked by the wiring on behalf of other devices, without this device's lock: two switches asking each other
+    # at once must not wait on each other. The applied tree is only ever replaced whole, so a read sees one revision.
     def port_enabled(self, port: str) -> bool:
-        with self._lock:
-            return cumulus_state.port_enabled(self, port)
+        return cumulus_state.port_enabled(self, port)
 
     def bgp_speaker(self) -> BgpSpeaker | None:
-        with self._lock:
-            return cumulus_state.bgp_speaker(self)
+        return cumulus_state.bgp_speaker(self)
+
+    def logical_peer(self, interface: str) -> tuple[str, str] | None:
+        return cumulus_state.logical_peer(self, interface)
 
     def set_mtu(self, port: str, mtu: int) -> str:
         with self._lock:
@@ -630,6 +633,10 @@ class CumulusDevice:
                 opts, rest = _options(words[2:])
                 if not rest:
                     return 0, _dump(cumulus_state.show_interface(self), opts.get("-o", "json")), ""
+            if head == ["show", "mlag"]:
+                opts, rest = _options(words[2:])
+                if not rest:
+                    return 0, _dump(cumulus_state.show_mlag(self), opts.get("-o", "json")), ""
             if words[:6] == ["show", "vrf", "default", "router", "bgp", "neighbor"]:
                 opts, rest = _options(words[6:])
                 if not rest:

@@ -99,6 +99,44 @@ def bgp_neighbors(dev: CumulusDevice) -> Tree:
     return out
 
 
+def _bond_members(dev: CumulusDevice, bond: str) -> list[str]:
+    return list((_interfaces(dev).get(bond, {}).get("bond") or {}).get("member") or {})
+
+
+def logical_peer(dev: CumulusDevice, interface: str) -> tuple[str, str] | None:
+    """The far end of an interface carried over a bond (`peerlink.4094` over `peerlink`): the same interface on the
+    switch at the other end of the bond's live members, if that switch has it."""
+    wiring = dev.wiring
+    conf = _interfaces(dev).get(interface, {})
+    base = conf.get("base-interface") if conf.get("type") == "sub" else interface
+    if wiring is None or not base:
+        return None
+    for member in _bond_members(dev, str(base)):
+        far = wiring.peer(dev.name, member)
+        if far is not None and wiring.up(dev.name, member):
+            other = wiring.devices.get(far[0])
+            if other is not None and interface in getattr(other, "applied", {}).get("interface", {}):
+                return far[0], interface
+    return None
+
+
+def show_mlag(dev: CumulusDevice) -> Tree:
+    """`nv show mlag -o json`: whether the peer answers over the peer link, and the roles."""
+    mlag = dev.applied.get("mlag", {})
+    if not isinstance(mlag, dict) or str(mlag.get("enable", "off")) != "on":
+        return {"enable": "off"}
+    peer = logical_peer(dev, "peerlink.4094") or logical_peer(dev, "peerlink")
+    partner = dev.wiring.devices.get(peer[0]) if peer and dev.wiring else None
+    theirs = getattr(partner, "applied", {}).get("mlag", {}) if partner is not None else {}
+    alive = partner is not None and str(theirs.get("enable", "off")) == "on" \
+        and theirs.get("mac-address") == mlag.get("mac-address")
+    mine, other = int(mlag.get("priority", 32768)), int(theirs.get("priority", 32768)) if alive else 0
+    return {"enable": "on", "peer-alive": alive, "backup-active": alive,
+            "local-role": "primary" if not alive or mine <= other else "secondary",
+            "peer-role": ("secondary" if mine <= other else "primary") if alive else "",
+            "peer-interface": "peerlink.4094", "mac-address": mlag.get("mac-address", "")}
+
+
 # -- faults a person makes with `nv set` (applied at once, as `nv config apply` would) ------------------------------
 def set_mtu(dev: CumulusDevice, port: str, mtu: int) -> None:
     if port not in _interfaces(dev):

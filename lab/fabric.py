@@ -102,7 +102,9 @@ class FabricLab:
                 "password_file": str(password),
                 "ca_file": str(self.folder / "lab-ca.pem"),
                 "known_hosts": str(self.folder / "known_hosts"),
-                "timeout_s": 30,
+                # A fake host's tools are Python processes: sixteen host scripts at once on a two-core machine run
+                # a minute and more (a real host's takes seconds), and a device that times out is "state unknown".
+                "timeout_s": 120,
             },
             "devices": {d.name: d.access for d in self.devices},
         }

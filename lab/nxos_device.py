@@ -20,10 +20,12 @@ from typing import Any
 
 import asyncssh
 
+from rocefab.lab import nxos_state
 from rocefab.lab.faults import Reachability
 from rocefab.lab.nxos_config import Cursor, InvalidCommandError, NxosConfig, rollback_patch
 from rocefab.lab.nxos_grammar import INVALID
 from rocefab.lab.tls import LabCertificate
+from rocefab.lab.wiring import BgpSpeaker, Wiring
 
 __all__ = ["CliSession", "Faults", "NxosDevice", "NxosServer", "Reply", "serve_nxos"]
 
@@ -75,6 +77,8 @@ def _fname(path: str) -> str:
 class NxosDevice:
     def __init__(self, hostname: str = "switch", username: str = "admin", password: str = "admin",
                  ports: int = 64) -> None:
+        self.name = hostname  # its name in the lab's wiring
+        self.wiring: Wiring | None = None  # set when the device is part of a lab fabric
         self.running = NxosConfig.parse(FACTORY.format(hostname=hostname))
         self.username, self.password, self.ports = username, password, ports
         self.serial = "FDO" + hashlib.md5(hostname.encode()).hexdigest()[:8].upper()
@@ -99,6 +103,51 @@ class NxosDevice:
     def session(self, implicit_config: bool) -> "CliSession":
         return CliSession(self, implicit_config)
 
+    # -- the lab fabric's questions and the faults a person makes at the CLI (lab/nxos_state.py) -------------------
+    def port_enabled(self, port: str) -> bool:
+        return nxos_state.port_enabled(self, port)
+
+    def bgp_speaker(self) -> BgpSpeaker | None:
+        return nxos_state.bgp_speaker(self)
+
+    def _port(self, port: str) -> str:
+        found = re.fullmatch(r"Ethernet1/(\d+)", port)
+        if (found is None or not 1 <= int(found.group(1)) <= self.ports) and self.running.section(
+                f"interface {port}") is None:
+            raise ValueError(f"{self.name} has no interface {port}")
+        return port
+
+    def set_mtu(self, port: str, mtu: int) -> str:
+        nxos_state.configure(self, f"interface {self._port(port)}", f"mtu {mtu}")
+        return f"interface {port} / mtu {mtu}"
+
+    def pfc_off(self, port: str, priority: int) -> str:
+        nxos_state.configure(self, f"interface {self._port(port)}", "priority-flow-control mode off")
+        return f"interface {port} / priority-flow-control mode off"
+
+    def strict_off(self, priority: int) -> str:
+        """The strict queue of the queuing policy leaves priority (NX-OS keeps the CNP class on the top qos-group,
+        whatever the fabric's CNP priority is called)."""
+        for policy in self.running.root.children:
+            if not policy.line.startswith("policy-map type queuing"):
+                continue
+            for klass in policy.children:
+                if any(c.line.startswith("priority level") for c in klass.children):
+                    nxos_state.configure(self, policy.line, klass.line, "no priority level 1",
+                                         "bandwidth remaining percent 0")
+                    return f"{policy.line} / {klass.line} / no priority level 1"
+        raise ValueError(f"{self.name} has no strict queue")
+
+    def snapshot(self) -> object:
+        with self.lock:
+            return self.running.copy()
+
+    def restore(self, snapshot: object) -> None:
+        assert isinstance(snapshot, NxosConfig)
+        with self.lock:
+            self.running = snapshot.copy()
+            self.reach.clear()
+
 
 class CliSession:
     """One CLI context. NX-API (implicit_config) takes config lines without `configure terminal` and keeps the
@@ -119,6 +168,9 @@ class CliSession:
                 (r"show hostname", lambda m: Reply(device.running.hostname, {"hostname": device.running.hostname})),
                 (r"show hosts", lambda m: Reply("DNS lookup enabled\nName servers are 255.255.255.255\n")),
                 (r"show interface status", self._show_interface_status),
+                (r"show lldp neighbors detail", lambda m: Reply(nxos_state.lldp_detail(device))),
+                (r"show ip bgp summary(?: vrf default)?", self._show_bgp),
+                (r"show vpc brief", self._show_vpc),
                 (r"show interface", self._show_interface),
                 (r"show inventory", self._show_inventory),
                 (r"show file (\S+) md5sum", self._md5),
@@ -282,26 +334,26 @@ class CliSession:
 
     def _interfaces(self) -> list[dict[str, Any]]:
         """Physical ports and mgmt0 always exist; logical interfaces exist while configured."""
-        names = [f"Ethernet1/{p}" for p in range(1, self.device.ports + 1)] + ["mgmt0"]
-        names += [n.line.split()[1] for n in self.device.running.root.children
-                  if n.mode and n.mode.startswith("if-") and n.line.split()[1] not in names]
-        rows = []
-        for name in names:
-            node = self.device.running.section(f"interface {name}")
-            lines = {c.key: c.line for c in node.children} if node else {}
-            default_up = name.startswith(("mgmt", "loopback", "port-channel"))
-            up = lines.get("shutdown", "no shutdown" if default_up else "shutdown") == "no shutdown"
-            mac = hashlib.md5(name.encode()).hexdigest()
-            rows.append({"interface": name, "state": "up" if up else "down", "admin_state": "up" if up else "down",
-                         "desc": lines.get("description", "").removeprefix("description "),
-                         "eth_mtu": lines.get("mtu", "mtu 1500").split()[1], "eth_bw": 400_000_000,
-                         "eth_hw_addr": f"{mac[:4]}.{mac[4:8]}.{mac[8:12]}"})
-        return rows
+        return nxos_state.interface_rows(self.device)
+
+    def _show_bgp(self, m: re.Match[str]) -> Reply:
+        body = nxos_state.bgp_summary(self.device)
+        rows = body.get("TABLE_vrf", {}).get("ROW_vrf", {}).get("TABLE_af", {}).get("ROW_af", {}).get(
+            "TABLE_saf", {}).get("ROW_saf", {}).get("TABLE_neighbor", {}).get("ROW_neighbor", [])
+        return Reply("".join(f"{r['neighborid']} 4 {r['neighboras']} {r['state']}\n" for r in rows), body)
+
+    def _show_vpc(self, m: re.Match[str]) -> Reply:
+        wiring = self.device.wiring
+        peers = {n: d for n, d in wiring.devices.items() if isinstance(d, NxosDevice)} if wiring else {}
+        body = nxos_state.vpc_brief(self.device, peers)
+        return Reply("".join(f"{k}: {v}\n" for k, v in body.items()), body)
 
     def _show_interface(self, m: re.Match[str]) -> Reply:
         rows = self._interfaces()
-        text = "".join(f"{r['interface']} is {r['state']}\n  admin state is {r['admin_state']}\n"
-                       f"  Description: {r['desc']}\n  MTU {r['eth_mtu']} bytes\n" for r in rows)
+        text = "".join(f"{r['interface']} is {r['state']}\n"
+                       f"  admin state is {r.get('admin_state', r.get('svi_admin_state'))}\n"
+                       f"  Description: {r['desc']}\n  MTU {r.get('eth_mtu', r.get('svi_mtu'))} bytes\n"
+                       for r in rows)
         return Reply(text, {"TABLE_interface": {"ROW_interface": rows}})
 
     def _show_interface_status(self, m: re.Match[str]) -> Reply:

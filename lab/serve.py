@@ -39,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
         assert lab.faults is not None
         stop_control = control.serve(args.dir.resolve(), lab.faults)
         inventory = lab.write_files()
-        state = {"pid": os.getpid(), "intent": str(args.intent), "inventory": str(inventory),
+        state = {"pid": os.getpid(), "intent": str(args.intent), "intent_sha256": checked.plan.source.intent_sha256,
+                 "inventory": str(inventory),
                  "devices": {d.name: d.kind for d in lab.devices}, "ready": True}
         (args.dir / STATE).write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
         print(f"lab ready: {len(lab.devices)} devices, inventory {inventory}", flush=True)

@@ -84,7 +84,9 @@ class Wiring:
             far = self.far.get((device, port))
             if far is None or (device, port) in self.pulled:
                 return False
-            return self._enabled((device, port)) and self._enabled(far)
+        # Asking the devices happens outside the lock: each answers from its own config, and a device busy in a
+        # command of its own may be asking the wiring at the same moment.
+        return self._enabled((device, port)) and self._enabled(far)
 
     def speed_gbps(self, device: str, port: str) -> int | None:
         """The speed the link trained at (the slower optic of its two ends), or None when not cabled."""
@@ -97,39 +99,46 @@ class Wiring:
 
     def session_up(self, device: str, peer: BgpPeerConfig) -> tuple[bool, str]:
         """Whether `device`'s session to `peer` is established, and if not, why (for the lab's own log)."""
+        # no lock held while the devices answer (see `up`)
+        me = self._speaker(device)
+        if me is None:
+            return False, "no BGP on this device"
+        far_end = self._far_speaker_end(device, peer)
+        if far_end is None:
+            return False, "nobody answers at that address or on that port"
+        other, other_port = far_end
         with self.lock:
-            me = self._speaker(device)
-            if me is None:
-                return False, "no BGP on this device"
-            far_end = self._far_speaker_end(device, peer)
-            if far_end is None:
-                return False, "nobody answers at that address or on that port"
-            other, other_port = far_end
-            if (device, other) in self.bgp_down or (other, device) in self.bgp_down:
-                return False, "the peer's BGP process does not answer (injected fault)"
-            them = self._speaker(other)
-            if them is None or not _accepts(peer.remote_asn, them.asn, me.asn):
-                return False, f"the peer's AS is {them.asn if them else 'none'}, not {peer.remote_asn}"
-            my_addresses = set(me.addresses)
-            back = [p for p in them.peers
-                    if (p.interface is not None and p.interface == other_port)
-                    or (p.address is not None and p.address in my_addresses)]
-            if not back:
-                return False, "the peer has no neighbour configured back"
-            if not any(_accepts(p.remote_asn, me.asn, them.asn) for p in back):
-                return False, "the peer expects another AS"
-            return True, ""
+            cut = (device, other) in self.bgp_down or (other, device) in self.bgp_down
+        if cut:
+            return False, "the peer's BGP process does not answer (injected fault)"
+        them = self._speaker(other)
+        if them is None or not _accepts(peer.remote_asn, them.asn, me.asn):
+            return False, f"the peer's AS is {them.asn if them else 'none'}, not {peer.remote_asn}"
+        my_addresses = set(me.addresses)
+        back = [p for p in them.peers
+                if (p.interface is not None and p.interface == other_port)
+                or (p.address is not None and p.address in my_addresses)]
+        if not back:
+            return False, "the peer has no neighbour configured back"
+        if not any(_accepts(p.remote_asn, me.asn, them.asn) for p in back):
+            return False, "the peer expects another AS"
+        return True, ""
 
     def _far_speaker_end(self, device: str, peer: BgpPeerConfig) -> End | None:
         if peer.interface is not None:
-            far = self.far.get((device, peer.interface))
-            return far if far is not None and self.up(device, peer.interface) else None
-        for name in self.devices:
+            with self.lock:
+                far = self.far.get((device, peer.interface))
+            if far is None:  # an interface over a LAG (a peer link's VLAN subinterface): the device knows its far end
+                logical = getattr(self.devices.get(device), "logical_peer", None)
+                return logical(peer.interface) if logical is not None else None
+            return far if self.up(device, peer.interface) else None
+        for name in list(self.devices):
             found = self._speaker(name)
             if name != device and found is not None and peer.address in found.addresses:
                 port = found.addresses[peer.address or ""]
                 # a /31 on a cabled port needs that cable up; an SVI's address is reached over the VLAN
-                cabled = (name, port) in self.far
+                with self.lock:
+                    cabled = (name, port) in self.far
                 return (name, port) if not cabled or self.up(name, port) else None
         return None
 

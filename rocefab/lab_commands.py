@@ -56,7 +56,11 @@ def up(intent: Annotated[Path, typer.Argument(help="intent YAML file")], folder:
     plan = checked_plan(intent)
     state = _state(folder)
     if state and _alive(int(state["pid"])):
-        err.print(f"a lab is already running from {folder} (pid {state['pid']}); `rocefab lab down` first",
+        if state.get("intent_sha256") == plan.source.intent_sha256 and state.get("ready"):
+            # `up` twice is still up: the lab of this very intent keeps running, with whatever was pushed to it
+            out.print(f"lab already up (pid {state['pid']}) for this intent; inventory: {state['inventory']}")
+            return
+        err.print(f"a lab for another intent is running from {folder} (pid {state['pid']}); `rocefab lab down` first",
                   markup=False)
         raise typer.Exit(EXIT_INPUT)
     folder.mkdir(parents=True, exist_ok=True)

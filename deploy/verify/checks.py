@@ -106,8 +106,17 @@ def _mtu_row(sw: Switch, name: str, seen: Interface | None) -> Row:
     return _row(sw.name, name, "mtu", sw.mtu_bytes, observed, seen is not None and seen.mtu == sw.mtu_bytes)
 
 
+def _classes(plan: FabricPlan, sw: Switch) -> tuple[int, ...]:
+    """The class (traffic class, qos-group) each fabric priority takes on this platform: the priority itself,
+    except where the platform queues strictly only from one class (NX-OS: the CNP class on qos-group 7)."""
+    spec = unit(sw.platform).spec
+    strict = spec.strict_qos_group if spec else None
+    return tuple(strict if strict is not None and p == plan.qos.cnp_priority else p for p in range(8))
+
+
 def _qos_rows(plan: FabricPlan, sw: Switch, obs: SwitchObservation) -> list[Row]:
     q = plan.qos
+    klass = _classes(plan, sw)
     if obs.qos is None:
         return [_row(sw.name, "", "qos", "read", "not reported", False)]
     rows = []
@@ -123,13 +132,15 @@ def _qos_rows(plan: FabricPlan, sw: Switch, obs: SwitchObservation) -> list[Row]
         if q.watchdog_enabled:
             rows.append(_row(sw.name, port.name, "pfc-watchdog", "armed", "armed" if pq.watchdog else "off",
                              pq.watchdog))
-    rows.append(_row(sw.name, "", "dscp-map", "as planned", _dscp_differences(q.dscp_classes, obs.qos.dscp_priority),
-                     tuple(obs.qos.dscp_priority) == q.dscp_classes))
-    rows.append(_row(sw.name, "", "cnp-strict", f"priority {q.cnp_priority} strict",
-                     f"strict: {_priorities(obs.qos.strict_priorities)}", q.cnp_priority in obs.qos.strict_priorities))
+    expected_map = tuple(klass[p] for p in q.dscp_classes)
+    rows.append(_row(sw.name, "", "dscp-map", "as planned", _dscp_differences(expected_map, obs.qos.dscp_priority),
+                     tuple(obs.qos.dscp_priority) == expected_map))
+    cnp = klass[q.cnp_priority]
+    rows.append(_row(sw.name, "", "cnp-strict", f"class {cnp} strict",
+                     f"strict: {_priorities(obs.qos.strict_priorities)}", cnp in obs.qos.strict_priorities))
     if sw.ecn is not None:
         want = sw.ecn
-        seen = obs.qos.ecn.get(q.roce_priority)
+        seen = obs.qos.ecn.get(klass[q.roce_priority])
         expected = f"{want.min_threshold}-{want.max_threshold} {want.unit} @ {want.max_mark_percent}%"
         observed = "off" if seen is None else \
             f"{seen.min_threshold}-{seen.max_threshold} {seen.unit} @ {seen.max_mark_percent}%"

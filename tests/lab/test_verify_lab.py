@@ -4,58 +4,38 @@ faults passes again."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from verifylab import clear, fault, pushed_lab, rocefab
+from verifylab import doctor_json as doctor_lab_json
+from verifylab import verify_json as verify_lab_json
 
-from rocefab.lab import control
-
+pytestmark = pytest.mark.xdist_group("verify-lab")  # one lab for the module, on one worker
 ROOT = Path(__file__).resolve().parents[2]
 INTENT = ROOT / "intents" / "lab.yaml"
 
 
-def rocefab(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rocefab", *map(str, args)], capture_output=True, text=True,
-                          check=False, timeout=240, env={**os.environ, "COLUMNS": "250"})
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    folder = tmp_path_factory.mktemp("verify") / "lab"
-    started = rocefab("lab", "up", INTENT, "--dir", folder)
-    assert started.returncode == 0, started.stderr
-    applied = rocefab("apply", INTENT, "-i", folder / "inventory.yaml", "--confirm", "0")
-    assert applied.returncode == 0, applied.stdout + applied.stderr
-    yield folder
-    rocefab("lab", "down", "--dir", folder)
+    with pushed_lab(INTENT, tmp_path_factory.mktemp("verify") / "lab") as folder:
+        yield folder
 
 
 @pytest.fixture
 def inventory(lab: Path) -> Iterator[Path]:
     yield lab / "inventory.yaml"
-    assert control.request(lab, {"clear": True})["ok"]
-
-
-def fault(lab: Path, device: str, kind: str, *args: str) -> None:
-    """Through the lab's control socket, as `rocefab lab fault` does (the must-show test uses the command)."""
-    reply = control.request(lab, {"device": device, "kind": kind, "args": list(args)})
-    assert reply["ok"], reply
+    clear(lab)
 
 
 def verify_json(inventory: Path) -> tuple[int, dict[str, Any]]:
-    result = rocefab("verify", INTENT, "-i", inventory, "--json")
-    return result.returncode, json.loads(result.stdout)
+    return verify_lab_json(INTENT, inventory)
 
 
 def doctor_json(inventory: Path) -> tuple[int, list[dict[str, Any]]]:
-    result = rocefab("doctor", INTENT, "-i", inventory, "--json")
-    return result.returncode, json.loads(result.stdout)["diagnoses"]
+    return doctor_lab_json(INTENT, inventory)
 
 
 def test_the_pushed_lab_passes_and_every_check_was_made(inventory: Path) -> None:

@@ -2,9 +2,10 @@
 
 Over the same SSH session as deploy, with NVUE's own show commands as JSON: `nv show interface` (per interface
 `link.state`, `link.speed` such as "400G", `link.mtu`, and the LLDP neighbour the summary table prints as Remote
-Host / Remote Port), `nv show vrf default router bgp neighbor` (per neighbour its `state`), and the applied
-revision (`nv config show`) for QoS. Unconfirmed against a switch: the JSON nesting of the LLDP columns (read here
-from `lldp.neighbor.<system name>.port.name`) and the neighbour `state` key; the rest mirrors the config tree.
+Host / Remote Port), `nv show vrf default router bgp neighbor` (per neighbour its `state`), the applied
+revision (`nv config show`) for QoS, and `nv show mlag` (`peer-alive`, roles). Unconfirmed against a switch:
+the JSON nesting of the LLDP columns (read here from `lldp.neighbor.<system name>.port.name`), the neighbour
+`state` key and `nv show mlag`'s `peer-alive`; the rest mirrors the config tree.
 
 QoS is read the way NVUE applies it: one `default-global` profile per feature for every port — trust `l3` is DSCP
 trust; the DSCP map is Cumulus's built-in d >> 3 (SPEC.default_dscp_classes) under the profile's entries; PFC is
@@ -22,6 +23,7 @@ from rocefab.deploy.verify.observation import (
     BgpSession,
     Ecn,
     Interface,
+    Mlag,
     Neighbor,
     PortQos,
     SwitchObservation,
@@ -81,6 +83,14 @@ def bgp(shown: Tree) -> tuple[BgpSession, ...]:
     return tuple(sessions)
 
 
+def mlag(shown: Tree) -> Mlag | None:
+    if str(shown.get("enable", "off")) != "on":
+        return None
+    alive = str(shown.get("peer-alive", "")).lower() == "true"
+    return Mlag(alive, f"peer {'alive' if alive else 'not alive'}, role {shown.get('local-role', 'unknown')}, "
+                       f"backup {'active' if str(shown.get('backup-active', '')).lower() == 'true' else 'inactive'}")
+
+
 def _get(tree: Any, *path: str) -> Any:
     for key in path:
         tree = tree.get(key) if isinstance(tree, dict) else None
@@ -124,10 +134,10 @@ def qos(applied: Tree, default_dscp: Sequence[int], ports: Sequence[str]) -> Swi
     return SwitchQos(tuple(dscp), frozenset(strict), ecn, port_qos)
 
 
-def observe(shown_interfaces: str, shown_bgp: str, applied: Tree, name: str, default_dscp: Sequence[int],
-            ports: Sequence[str]) -> SwitchObservation:
-    """From the text of the two show commands and the applied config tree."""
+def observe(shown_interfaces: str, shown_bgp: str, shown_mlag: str, applied: Tree, name: str,
+            default_dscp: Sequence[int], ports: Sequence[str]) -> SwitchObservation:
+    """From the text of the three show commands and the applied config tree."""
     shown = json.loads(shown_interfaces or "{}")
     neighbors = json.loads(shown_bgp or "{}")
     return SwitchObservation(name, interfaces(shown), lldp(shown), bgp(neighbors), qos(applied, default_dscp, ports),
-                             None)
+                             mlag(json.loads(shown_mlag or "{}")))

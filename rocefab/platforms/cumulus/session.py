@@ -154,8 +154,9 @@ class CumulusSession(SshDeviceSession):
 
         shown = self._nv("show", "interface", "-o", "json").stdout
         neighbors = self._nv("show", "vrf", "default", "router", "bgp", "neighbor", "-o", "json").stdout
+        mlag = self._nv("show", "mlag", "-o", "json").stdout
         try:
-            return observe.observe(shown, neighbors, self._applied(), self.name, SPEC.default_dscp_classes,
+            return observe.observe(shown, neighbors, mlag, self._applied(), self.name, SPEC.default_dscp_classes,
                                    [p.name for p in device.ports])
         except ValueError as exc:
             raise DeployError(self.name, f"unreadable show output: {exc}") from None

@@ -8,9 +8,10 @@ bootflash: and lets the switch compute the rollback patch), so even an NX-API de
 from __future__ import annotations
 
 import contextlib
+import json
 import tempfile
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from napalm import get_network_driver
 from napalm.base.exceptions import (
@@ -28,6 +29,9 @@ from rocefab.deploy.inventory import Transport
 from rocefab.deploy.preserve import carry_preserved, without_preserved
 from rocefab.deploy.session import DeployError, DeviceSession, describe
 from rocefab.platforms.nxos import PRESERVED
+
+if TYPE_CHECKING:
+    from rocefab.deploy.verify.observation import Observation
 
 # NAPALM's NX-OS drivers let NX-API, netmiko and paramiko errors through alongside their own.
 _ERRORS = (
@@ -162,6 +166,16 @@ class NxosSession(DeviceSession):
             self._settled = self._checkpointed = True
         except _ERRORS as exc:
             raise self._fail("rollback failed", exc) from None
+
+    def observe(self, device: Any) -> Observation:
+        from rocefab.platforms.nxos import observe
+
+        try:
+            return observe.observe(self._device, self.name, [p.name for p in device.ports])
+        except _ERRORS as exc:
+            raise self._fail("reading state for verify", exc) from None
+        except (KeyError, TypeError, json.JSONDecodeError) as exc:
+            raise DeployError(self.name, f"unreadable show output: {describe(exc)}") from None
 
     def close(self) -> None:
         device = getattr(self, "_device", None)

@@ -1,0 +1,73 @@
+"""verify and doctor on NX-OS (NX-API, vPC) and Cumulus (MLAG over the peer link) in one small lab fabric."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from verifylab import clear, doctor_json, fault, named, pushed_lab, verify_json
+
+from rocefab.renderers.pipeline import check_file
+from rocefab.renderers.plan import PortRole
+
+pytestmark = pytest.mark.xdist_group("verify-mixed")
+INTENT = Path(__file__).parent / "intents" / "mixed.yaml"
+PLAN = check_file(INTENT, "mixed").plan
+assert PLAN is not None
+
+
+def port(switch: str, role: PortRole, index: int = 0) -> str:
+    return [p.name for p in PLAN.switch(switch).ports if p.role is role][index]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    with pushed_lab(INTENT, tmp_path_factory.mktemp("mixed") / "lab") as folder:
+        yield folder
+
+
+@pytest.fixture
+def inventory(lab: Path) -> Iterator[Path]:
+    yield lab / "inventory.yaml"
+    clear(lab)
+
+
+def test_pushed_fabric_passes_on_every_platform(inventory: Path) -> None:
+    code, report = verify_json(INTENT, inventory)
+    assert code == 0, [c for c in report["checks"] if c["verdict"] != "pass"]
+    checks = {(c["device"], c["check"]) for c in report["checks"]}
+    for device in ("spine1", "nx-a", "cl-b"):
+        for check in ("link", "speed", "lldp", "mtu", "trust", "pfc", "dscp-map", "cnp-strict", "ecn", "bgp"):
+            assert (device, check) in checks, f"{device}: {check}"
+    assert ("nx-a", "vpc") in checks and ("cl-a", "mlag") in checks
+
+
+UP = PortRole.UPLINK
+CASES = [
+    (("nx-a", "pfc-off", port("nx-a", UP)), "pfc-missing", ("nx-a", port("nx-a", UP))),
+    (("nx-b", "strict-off", "6"), "cnp-not-strict", ("nx-b", "")),
+    (("spine1", "mtu", port("spine1", PortRole.DOWNLINK), "1500"), "mtu-below-jumbo",
+     ("spine1", port("spine1", PortRole.DOWNLINK))),
+    (("nx-a", "bgp-down", "spine1"), "bgp-down", ("spine1", PLAN.switch("spine1").bgp.neighbors[0].address or "")),
+    (("cl-a", "dscp-map", "10", "3"), "dscp-map-mismatch", ("cl-a", "")),
+    (("cl-b", "speed", port("cl-b", UP), "100"), "link-wrong-speed", ("cl-b", port("cl-b", UP))),
+    (("cl-a", "strict-off", "6"), "cnp-not-strict", ("cl-a", "")),
+]
+
+
+@pytest.mark.parametrize(("words", "code", "where"), CASES, ids=[f"{c[1]}-{c[0][0]}" for c in CASES])
+def test_doctor_on_nxos_and_cumulus(lab: Path, inventory: Path, words: tuple[str, ...], code: str,
+                                    where: tuple[str, str]) -> None:
+    fault(lab, *words)
+    status, diagnoses = doctor_json(INTENT, inventory)
+    assert status == 1
+    assert where in named(diagnoses, code), [(d["code"], d["device"], d["port"]) for d in diagnoses]
+
+
+@pytest.mark.parametrize("pair", ["nx", "cl"])
+def test_a_pair_without_its_peer_link_is_unhealthy(lab: Path, inventory: Path, pair: str) -> None:
+    for member in [p.name for p in PLAN.switch(f"{pair}-a").ports if p.role is PortRole.PEER_LINK]:
+        fault(lab, f"{pair}-a", "link-down", member)
+    _, diagnoses = doctor_json(INTENT, inventory)
+    assert {(f"{pair}-a", ""), (f"{pair}-b", "")} <= named(diagnoses, "mlag-unhealthy"), diagnoses

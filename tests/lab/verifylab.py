@@ -1,0 +1,56 @@
+"""Helpers of the verify/doctor lab tests: the command line, a lab started and pushed for an intent, faults."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from rocefab.lab import control
+
+
+def rocefab(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rocefab", *map(str, args)], capture_output=True, text=True,
+                          check=False, timeout=600, env={**os.environ, "COLUMNS": "250"})
+
+
+@contextmanager
+def pushed_lab(intent: Path, folder: Path) -> Iterator[Path]:
+    """`rocefab lab up` and `rocefab apply` for `intent`; the lab folder, until `lab down`."""
+    started = rocefab("lab", "up", intent, "--dir", folder)
+    assert started.returncode == 0, started.stderr
+    try:
+        applied = rocefab("apply", intent, "-i", folder / "inventory.yaml", "--confirm", "0")
+        assert applied.returncode == 0, applied.stdout + applied.stderr
+        yield folder
+    finally:
+        rocefab("lab", "down", "--dir", folder)
+
+
+def fault(lab: Path, device: str, kind: str, *args: str) -> None:
+    """Through the lab's control socket, as `rocefab lab fault` does."""
+    reply = control.request(lab, {"device": device, "kind": kind, "args": list(args)})
+    assert reply["ok"], reply
+
+
+def clear(lab: Path) -> None:
+    assert control.request(lab, {"clear": True})["ok"]
+
+
+def verify_json(intent: Path, inventory: Path) -> tuple[int, dict[str, Any]]:
+    result = rocefab("verify", intent, "-i", inventory, "--json")
+    return result.returncode, json.loads(result.stdout)
+
+
+def doctor_json(intent: Path, inventory: Path) -> tuple[int, list[dict[str, Any]]]:
+    result = rocefab("doctor", intent, "-i", inventory, "--json")
+    return result.returncode, json.loads(result.stdout)["diagnoses"]
+
+
+def named(diagnoses: list[dict[str, Any]], code: str) -> set[tuple[str, str]]:
+    return {(d["device"], d["port"]) for d in diagnoses if d["code"] == code}
