@@ -1,6 +1,9 @@
 """`rocefab verify` and `rocefab doctor` against the running lab, from the command line: a pushed fabric passes;
 each fault the lab can make is found by verify and named by doctor at the right device and port; clearing the
-faults passes again."""
+faults passes again.
+
+One lab serves the module, and its cases run as subtests of one test: pytest-xdist then keeps them on one worker
+instead of starting (and pushing) a lab per worker."""
 
 from __future__ import annotations
 
@@ -13,7 +16,6 @@ from verifylab import clear, fault, pushed_lab, rocefab
 from verifylab import doctor_json as doctor_lab_json
 from verifylab import verify_json as verify_lab_json
 
-pytestmark = pytest.mark.xdist_group("verify-lab")  # one lab for the module, on one worker
 ROOT = Path(__file__).resolve().parents[2]
 INTENT = ROOT / "intents" / "lab.yaml"
 
@@ -24,12 +26,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield folder
 
 
-@pytest.fixture
-def inventory(lab: Path) -> Iterator[Path]:
-    yield lab / "inventory.yaml"
-    clear(lab)
-
-
 def verify_json(inventory: Path) -> tuple[int, dict[str, Any]]:
     return verify_lab_json(INTENT, inventory)
 
@@ -38,7 +34,7 @@ def doctor_json(inventory: Path) -> tuple[int, list[dict[str, Any]]]:
     return doctor_lab_json(INTENT, inventory)
 
 
-def test_the_pushed_lab_passes_and_every_check_was_made(inventory: Path) -> None:
+def pushed_lab_passes_and_every_check_was_made(inventory: Path) -> None:
     code, report = verify_json(inventory)
     assert code == 0, [c for c in report["checks"] if c["verdict"] != "pass"]
     checks = {(c["device"], c["check"]) for c in report["checks"]}
@@ -53,7 +49,7 @@ def test_the_pushed_lab_passes_and_every_check_was_made(inventory: Path) -> None
             assert (host, check) in checks, f"{host} was not checked for {check}"
 
 
-def test_must_show_mtu_pfc_and_speed(lab: Path, inventory: Path) -> None:
+def must_show_mtu_pfc_and_speed(lab: Path, inventory: Path) -> None:
     """The issue's walk: each fault makes verify exit 1 naming the device, the port and the value, and doctor
     print the matching diagnosis; --clear passes again."""
     for words, code, value in ((("mtu", "Ethernet61/1", "1500"), "mtu-below-jumbo", "1500"),
@@ -105,10 +101,8 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("device", "words", "code", "where"), CASES,
-                         ids=[f"{c[2]}-{c[0]}-{c[1][0]}" for c in CASES])
-def test_doctor_names_each_fault(lab: Path, inventory: Path, device: str, words: tuple[str, ...], code: str,
-                                 where: tuple[str, str]) -> None:
+def doctor_names(lab: Path, inventory: Path, device: str, words: tuple[str, ...], code: str,
+                 where: tuple[str, str]) -> None:
     fault(lab, device, *words)
     status, diagnoses = doctor_json(inventory)
     assert status == 1
@@ -118,7 +112,7 @@ def test_doctor_names_each_fault(lab: Path, inventory: Path, device: str, words:
         assert d["evidence"] and d["symptom"] and d["fix"], d
 
 
-def test_mlag_pair_without_its_peer_link(lab: Path, inventory: Path) -> None:
+def mlag_pair_without_its_peer_link(lab: Path, inventory: Path) -> None:
     fault(lab, "leaf1-a", "link-down", "Ethernet63/1")
     fault(lab, "leaf1-a", "link-down", "Ethernet64/1")
     _, diagnoses = doctor_json(inventory)
@@ -126,7 +120,7 @@ def test_mlag_pair_without_its_peer_link(lab: Path, inventory: Path) -> None:
                                                                             for d in diagnoses}
 
 
-def test_faults_are_refused_with_reasons(lab: Path) -> None:
+def faults_are_refused_with_reasons(lab: Path, inventory: Path) -> None:
     for words, said in ((("leaf1-a", "mtu", "Ethernet99/1", "1500"), "no interface Ethernet99/1"),
                         (("leaf1-a", "trust-pcp", "ens1f0np0"), "host fault"),
                         (("nowhere", "link-down", "swp1"), "no device 'nowhere'"),
@@ -134,3 +128,20 @@ def test_faults_are_refused_with_reasons(lab: Path) -> None:
                         (("spine1", "speed", "swp1", "fast"), "not a whole number")):
         refused = rocefab("lab", "fault", *words, "--dir", lab)
         assert refused.returncode == 2 and said in refused.stderr, refused.stderr
+
+
+def test_verify_and_doctor_on_the_lab(lab: Path, subtests: pytest.Subtests) -> None:
+    inventory = lab / "inventory.yaml"
+    steps = [("pushed lab passes", lambda: pushed_lab_passes_and_every_check_was_made(inventory)),
+             ("must show: mtu, pfc-off, speed", lambda: must_show_mtu_pfc_and_speed(lab, inventory))]
+    steps += [(f"{code} at {where} after {device} {' '.join(words)}",
+               lambda d=device, w=words, c=code, at=where: doctor_names(lab, inventory, d, w, c, at))
+              for device, words, code, where in CASES]
+    steps += [("mlag without its peer link", lambda: mlag_pair_without_its_peer_link(lab, inventory)),
+              ("faults refused with reasons", lambda: faults_are_refused_with_reasons(lab, inventory))]
+    for name, step in steps:
+        with subtests.test(msg=name):
+            try:
+                step()
+            finally:
+                clear(lab)

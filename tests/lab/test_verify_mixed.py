@@ -11,7 +11,6 @@ from verifylab import clear, doctor_json, fault, named, pushed_lab, verify_json
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.plan import PortRole
 
-pytestmark = pytest.mark.xdist_group("verify-mixed")
 INTENT = Path(__file__).parent / "intents" / "mixed.yaml"
 PLAN = check_file(INTENT, "mixed").plan
 assert PLAN is not None
@@ -27,13 +26,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield folder
 
 
-@pytest.fixture
-def inventory(lab: Path) -> Iterator[Path]:
-    yield lab / "inventory.yaml"
-    clear(lab)
-
-
-def test_pushed_fabric_passes_on_every_platform(inventory: Path) -> None:
+def pushed_fabric_passes_on_every_platform(inventory: Path) -> None:
     code, report = verify_json(INTENT, inventory)
     assert code == 0, [c for c in report["checks"] if c["verdict"] != "pass"]
     checks = {(c["device"], c["check"]) for c in report["checks"]}
@@ -56,18 +49,32 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("words", "code", "where"), CASES, ids=[f"{c[1]}-{c[0][0]}" for c in CASES])
-def test_doctor_on_nxos_and_cumulus(lab: Path, inventory: Path, words: tuple[str, ...], code: str,
-                                    where: tuple[str, str]) -> None:
+def doctor_names(lab: Path, inventory: Path, words: tuple[str, ...], code: str, where: tuple[str, str]) -> None:
     fault(lab, *words)
     status, diagnoses = doctor_json(INTENT, inventory)
     assert status == 1
     assert where in named(diagnoses, code), [(d["code"], d["device"], d["port"]) for d in diagnoses]
 
 
-@pytest.mark.parametrize("pair", ["nx", "cl"])
-def test_a_pair_without_its_peer_link_is_unhealthy(lab: Path, inventory: Path, pair: str) -> None:
+def pair_without_its_peer_link_is_unhealthy(lab: Path, inventory: Path, pair: str) -> None:
     for member in [p.name for p in PLAN.switch(f"{pair}-a").ports if p.role is PortRole.PEER_LINK]:
         fault(lab, f"{pair}-a", "link-down", member)
     _, diagnoses = doctor_json(INTENT, inventory)
     assert {(f"{pair}-a", ""), (f"{pair}-b", "")} <= named(diagnoses, "mlag-unhealthy"), diagnoses
+
+
+def test_verify_and_doctor_on_nxos_and_cumulus(lab: Path, subtests: pytest.Subtests) -> None:
+    """One test, one lab, one worker (see test_verify_lab.py)."""
+    inventory = lab / "inventory.yaml"
+    steps = [("pushed fabric passes", lambda: pushed_fabric_passes_on_every_platform(inventory))]
+    steps += [(f"{code} at {where} after {' '.join(words)}",
+               lambda w=words, c=code, at=where: doctor_names(lab, inventory, w, c, at))
+              for words, code, where in CASES]
+    steps += [(f"{pair} pair without its peer link", lambda p=pair: pair_without_its_peer_link_is_unhealthy(
+        lab, inventory, p)) for pair in ("nx", "cl")]
+    for name, step in steps:
+        with subtests.test(msg=name):
+            try:
+                step()
+            finally:
+                clear(lab)
