@@ -24,10 +24,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rocefab.deploy.inventory import Access
 from rocefab.deploy.session import DeployError, DeviceSession, describe, new_run_id
 from rocefab.platforms import unit
+
+if TYPE_CHECKING:
+    from rocefab.deploy.verify.gate import Gate
 
 
 class Status(StrEnum):
@@ -134,8 +138,11 @@ def _library_logs_to_devices() -> Iterator[None]:
 class Fleet:
     def __init__(self, targets: Sequence[Target], sessions: SessionFactory, concurrency: int = 16,
                  progress: Progress = _noop, replace: bool = True, run_id: str | None = None,
-                 clean_leftovers: bool = False) -> None:
+                 clean_leftovers: bool = False, gate: Gate | None = None) -> None:
         self.targets = list(targets)
+        # After a commit, inside its revert window: the device read and checked against the plan
+        # (deploy/verify/gate.py); what fails rolls the wave back.
+        self.gate = gate
         self.replace = replace  # the candidate is the whole truth; False merges it into the running config
         self.sessions = sessions
         self.concurrency = max(1, concurrency)
@@ -252,10 +259,11 @@ class Fleet:
     def _apply(self, waves: Sequence[Sequence[str]], confirm_seconds: int | None) -> list[DeviceResult]:
         by_name = {t.name: t for t in self.targets}
         results: dict[str, DeviceResult] = {t.name: DeviceResult(t.name, t.access.kind) for t in self.targets}
-        for wave in waves:
+        for index, wave in enumerate(waves):
             live = self._live(by_name[name] for name in wave)
+            later = frozenset(name for w in waves[index + 1:] for name in w)
             try:
-                ok = self._apply_wave(live, confirm_seconds)
+                ok = self._apply_wave(live, confirm_seconds, later)
             finally:
                 self._close(live)
             for item in live:
@@ -264,7 +272,8 @@ class Fleet:
                 break
         return [results[t.name] for t in self.targets]
 
-    def _apply_wave(self, live: list[_Live], confirm_seconds: int | None) -> bool:
+    def _apply_wave(self, live: list[_Live], confirm_seconds: int | None,
+                    later: frozenset[str] = frozenset()) -> bool:
         self._each(live, lambda item: self._stage(item, for_commit=True))
         if any(i.result.status in (Status.FAILED, Status.UNKNOWN) for i in live):
             self._each([i for i in live if i.session is not None], _discard)
@@ -286,6 +295,12 @@ class Fleet:
             leftover = item.session.verify(item.target.candidate)
             if leftover:
                 raise DeployError(item.target.name, f"after commit the device still differs:\n{leftover}")
+            if self.gate is not None:
+                failed_checks = self.gate(item.target.name, item.session, later)
+                if failed_checks:
+                    shown = "; ".join(failed_checks[:4]) + (f"; and {len(failed_checks) - 4} more"
+                                                            if len(failed_checks) > 4 else "")
+                    raise DeployError(item.target.name, f"verify after commit failed: {shown}")
             item.result.status = Status.COMMITTED
             self.progress(item.target.name, "committed")
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from rocefab.models.catalogue import lookup_model
 from rocefab.platforms import host_unit, unit
+from rocefab.renderers.anta_catalog import render_anta_catalog
 from rocefab.renderers.bom import render_bom_csv
 from rocefab.renderers.cabling import connections, render_cabling_csv
 from rocefab.renderers.containerlab import render_containerlab
@@ -65,6 +66,9 @@ def fabric_files(plan: FabricPlan, with_plan: bool = True) -> list[RenderedFile]
         ("lab-cut.clab.yml", "containerlab-topology", render_containerlab(plan)),
         ("summary.json", "summary", summary_to_json(fabric_summary(plan))),
     ]
+    catalog = render_anta_catalog(plan)
+    if catalog is not None:
+        fabric.append(("anta/catalog.yml", "anta-catalog", catalog))
     files = [RenderedFile(path, "fabric", kind, content) for path, kind, content in fabric]
     return [*files, plan_file(plan)] if with_plan else files
 

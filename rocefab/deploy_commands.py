@@ -42,9 +42,11 @@ def apply(
     merge: MergeOpt = False,
     clear_stale_sessions: StaleOpt = False,
     force_unlock: UnlockOpt = False,
+    no_verify: Annotated[bool, typer.Option("--no-verify", help="skip the verify gate after each commit")] = False,
 ) -> None:
     """Push the intent: back up every device, then canary, then the rest; commit with a revert window,
-    health-check, confirm; on a failure roll the wave back (and read each device back) and stop.
+    check that each device runs the candidate and passes verify's checks (towards devices already done),
+    confirm; on a failure roll the wave back (and read each device back) and stop.
     Exit 0 done, 1 stopped with every device's state known, 2 bad input or the inventory is locked,
     3 a device's state is unknown (the output says how to check it)."""
     from rocefab import deploy_flow
@@ -53,7 +55,7 @@ def apply(
         deploy_flow.dry_run(intent, inventory, concurrency, only, merge, clear_stale_sessions, force_unlock)
     else:
         deploy_flow.apply(intent, inventory, canary_groups, confirm_s, backup_dir, concurrency, only, merge,
-                          clear_stale_sessions, force_unlock)
+                          clear_stale_sessions, force_unlock, verify=not no_verify)
 
 
 def rollback(

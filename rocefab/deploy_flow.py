@@ -22,6 +22,7 @@ from rocefab.deploy.inventory import CredentialError, Inventory, PasswordSource,
 from rocefab.deploy.lock import LockError, fleet_lock
 from rocefab.deploy.session import new_run_id
 from rocefab.deploy.targets import InventoryMismatch, build_targets, open_session, rollout_waves, session_factory
+from rocefab.deploy.verify.gate import plan_gate
 from rocefab.models.loader import IntentLoadError
 from rocefab.pipeline_commands import checked_plan
 from rocefab.platforms import unit
@@ -146,7 +147,7 @@ def dry_run(intent: Path, inventory_path: Path, concurrency: int, only: str | No
 
 
 def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, backup_dir: Path, concurrency: int,
-          only: str | None, merge: bool, clear_stale: bool, force_unlock: bool = False) -> None:
+          only: str | None, merge: bool, clear_stale: bool, force_unlock: bool = False, verify: bool = True) -> None:
     sessions = session_factory(clear_stale)
     plan = checked_plan(intent)
     targets = _targets(plan, _inventory(inventory), only)
@@ -165,7 +166,8 @@ def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, bac
             raise typer.Exit(EXIT_FINDINGS)
         err.print(f"running configs of {len(switches)} switches saved in {folder}", markup=False)
         with _progress(len(targets) * 2, "apply") as progress:
-            fleet = Fleet(targets, sessions, concurrency, replace=not merge, run_id=run_id)
+            fleet = Fleet(targets, sessions, concurrency, replace=not merge, run_id=run_id,
+                          gate=plan_gate(plan) if verify else None)
             results = _run(progress, fleet).apply(waves, confirm_s or None)
     _print_diffs([r for r in results if r.status in (Status.COMMITTED, Status.FAILED, Status.UNKNOWN)])
     _table(results, f"apply in {len(waves)} wave(s): {' | '.join(str(len(w)) for w in waves)} devices")

@@ -79,6 +79,8 @@ class DeviceUnit:
     # Top-level blocks of the running config a full replace carries over (accounts, management access):
     # what rocefab does not own on this platform.
     preserved: tuple[str, ...] = ()
+    # Arista's ANTA can test it (over eAPI): its checks go into the rendered ANTA catalog too.
+    anta: bool = False
 
     @property
     def is_switch(self) -> bool:

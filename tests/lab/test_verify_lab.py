@@ -130,6 +130,23 @@ def faults_are_refused_with_reasons(lab: Path, inventory: Path) -> None:
         assert refused.returncode == 2 and said in refused.stderr, refused.stderr
 
 
+def apply_rolls_back_a_wave_that_fails_verify(lab: Path, inventory: Path) -> None:
+    """The verify gate: leaf1-a has drifted (MTU by hand) and its peer-link optic trains slow; re-applying commits
+    the MTU, verify then fails the peer link towards leaf1-b (not part of this run, so due now), and the commit
+    is rolled back: leaf1-a keeps the hand-made MTU, and the output names the failed check."""
+    fault(lab, "leaf1-a", "mtu", "Ethernet61/1", "1500")
+    fault(lab, "leaf1-a", "speed", "Ethernet63/1", "100")
+    applied = rocefab("apply", INTENT, "-i", inventory, "--only", "leaf1-a", "--confirm", "120")
+    assert applied.returncode == 1, applied.stdout
+    assert "verify after commit failed: speed Ethernet63/1" in applied.stdout, applied.stdout
+    assert "rolled back" in applied.stdout
+    _, report = verify_json(inventory)
+    failing = {(c["device"], c["port"], c["check"]) for c in report["checks"] if c["verdict"] == "fail"}
+    assert ("leaf1-a", "Ethernet61/1", "mtu") in failing, "the rollback restored the config from before"
+    skipped = rocefab("apply", INTENT, "-i", inventory, "--only", "leaf1-a", "--no-verify")
+    assert skipped.returncode == 0, skipped.stdout
+
+
 def test_verify_and_doctor_on_the_lab(lab: Path, subtests: pytest.Subtests) -> None:
     inventory = lab / "inventory.yaml"
     steps = [("pushed lab passes", lambda: pushed_lab_passes_and_every_check_was_made(inventory)),
@@ -138,6 +155,7 @@ def test_verify_and_doctor_on_the_lab(lab: Path, subtests: pytest.Subtests) -> N
                lambda d=device, w=words, c=code, at=where: doctor_names(lab, inventory, d, w, c, at))
               for device, words, code, where in CASES]
     steps += [("mlag without its peer link", lambda: mlag_pair_without_its_peer_link(lab, inventory)),
+              ("apply's verify gate rolls back", lambda: apply_rolls_back_a_wave_that_fails_verify(lab, inventory)),
               ("faults refused with reasons", lambda: faults_are_refused_with_reasons(lab, inventory))]
     for name, step in steps:
         with subtests.test(msg=name):

@@ -125,4 +125,5 @@ UNIT = DeviceUnit(
         note="Arista cEOS-lab container; import it with `docker import cEOS64-lab-<version>.tar.xz <image>`."),
     diagram=DiagramStyle("#dbe8f8", "#1f5fa8", 0, SPEC.display_name),
     preserved=PRESERVED,
+    anta=True,
 )
