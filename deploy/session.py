@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 from rocefab.deploy.inventory import Access
 
 if TYPE_CHECKING:
-    from rocefab.deploy.verify.observation import Observation
+    from rocefab.deploy.verify.observation import Observation, PortCounters
 
 
 class DeployError(Exception):
@@ -141,6 +141,10 @@ class DeviceSession(ABC):
         """Read what verify compares with the plan (deploy/verify/observation.py): `device` is this device's
         entry in the plan (a Switch or a Host). Read-only: nothing on the device changes."""
         raise DeployError(self.name, f"verify cannot read {type(self).__name__} devices yet")
+
+    def counters(self, device: Any) -> dict[str, PortCounters]:
+        """One read of the counters of `device`'s planned ports, by port name."""
+        raise DeployError(self.name, f"verify does not read counters from {type(self).__name__} devices yet")
 
     def __enter__(self) -> Self:
         self.open()

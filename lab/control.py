@@ -56,6 +56,9 @@ KINDS = {k.name: k for k in (
     FaultKind("nic-dscp-map", ("NETDEV", "DSCP", "PRIORITY"), False, True, "the NIC maps a DSCP to another priority"),
     FaultKind("strict-off", ("PRIORITY",), True, False, "the queue of PRIORITY leaves strict priority"),
     FaultKind("unreachable", (), True, True, "the management address stops answering"),
+    FaultKind("pause-storm", ("PORT",), True, False, "the far end of PORT pauses it without end"),
+    FaultKind("drops", ("PORT",), True, False, "the lossless queue of PORT drops packets"),
+    FaultKind("errors", ("PORT",), True, False, "PORT receives corrupted frames (0.01 % of packets)"),
     FaultKind("bond-leave", ("NETDEV",), False, True, "a port leaves its bond (ip link set nomaster)"),
     FaultKind("no-address", ("NETDEV",), False, True, "the interface loses its addresses (ip address flush)"),
     FaultKind("tos-reset", ("RDMA_DEVICE",), False, True, "rdma_cm's default ToS back to 0, as after a driver reload"),
@@ -102,6 +105,14 @@ class FaultBook:
     def _make(self, device: str, emulator: Any, kind: str, args: list[str]) -> str:
         number = _number(args[1], kind) if kind in ("mtu", "speed") else 0
         try:
+            if kind in ("pause-storm", "drops", "errors"):
+                if self.wiring.peer(device, args[0]) is None:
+                    raise FaultError(f"{device} {args[0]} has no cable in this lab")
+                {"pause-storm": self.wiring.counters.storm, "drops": self.wiring.counters.drop,
+                 "errors": self.wiring.counters.error}[kind]((device, args[0]))
+                said = {"pause-storm": "its link partner pauses it without end", "drops": "its lossless queue drops",
+                        "errors": "it receives corrupted frames"}[kind]
+                return f"{device} {args[0]}: {said}"
             if kind == "unreachable":
                 emulator.reach.down = True
                 return f"{device} stops answering on its management address"

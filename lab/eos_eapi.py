@@ -482,6 +482,8 @@ EXEC: tuple[tuple[re.Pattern[str], Handler], ...] = tuple((re.compile(p), h) for
     (r"show lldp neighbors", _show_lldp),
     (r"show ip bgp summary(?: vrf (?:all|default))?", _show_bgp_summary),
     (r"show mlag", _show_mlag),
+    (r"show priority-flow-control counters", lambda b, m, d: (eos_state.pfc_counters(b.dev), "")),
+    (r"show interfaces counters queue detail", lambda b, m, d: (eos_state.queue_counters(b.dev), "")),
     (r"show configuration sessions(?: detail)?", _show_sessions),
     (r"show session-config(?: named (\S+))?( diffs)?", _show_session_config),
     (r"show (running|startup)-config((?: all| sanitized)*)( \| json)?", _show_config),

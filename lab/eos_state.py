@@ -70,6 +70,16 @@ def _physical(dev: EosDevice, name: str, s: dict[str, str]) -> tuple[bool, int]:
     return up, (wiring.speed_gbps(dev.name, name) or 0) * 1_000_000_000 if up else 0
 
 
+def _interface_counters(dev: EosDevice, name: str) -> dict[str, int]:
+    counters = dict.fromkeys(_COUNTERS, 0)
+    wiring = dev.wiring
+    if wiring is not None and wiring.peer(dev.name, name) is not None:
+        c = wiring.port_counters(dev.name, name)
+        counters.update(inUcastPkts=c.in_packets, outUcastPkts=c.out_packets, totalInErrors=c.in_errors,
+                        inOctets=c.in_packets * 4200, outOctets=c.out_packets * 4200)
+    return counters
+
+
 def interfaces(dev: EosDevice) -> dict[str, dict[str, Any]]:
     """Every configured interface, with its state, speed and MTU as `show interfaces` prints them."""
     settings = _settings(dev)
@@ -98,13 +108,42 @@ def interfaces(dev: EosDevice) -> dict[str, dict[str, Any]]:
             "mtu": mtu, "bandwidth": bw, "hardware": _HARDWARE.get(kind, "ethernet"),
             "lastStatusChangeTimestamp": dev._boot_epoch,
             "forwardingModel": "bridged" if bridged else "routed",
-            "interfaceCounters": dict.fromkeys(_COUNTERS, 0),
+            "interfaceCounters": _interface_counters(dev, name),
         }
         if kind != "Loopback":
             tail = hashlib.sha256(f"{dev.serial}{name}".encode()).hexdigest()
             entry["physicalAddress"] = "00:1c:73:" + ":".join(tail[i:i + 2] for i in (0, 2, 4))
         out[name] = entry
     return out
+
+
+def _wired(dev: EosDevice) -> list[str]:
+    wiring = dev.wiring
+    return sorted({port for (device, port) in wiring.far if device == dev.name}) if wiring is not None else []
+
+
+def pfc_counters(dev: EosDevice) -> dict[str, Any]:
+    """`show priority-flow-control counters`: pause frames sent and received per port."""
+    wiring = dev.wiring
+    rows = {}
+    for port in _wired(dev):
+        c = wiring.port_counters(dev.name, port) if wiring is not None else None
+        rows[port] = {"rxFrames": c.pfc_rx if c else 0, "txFrames": c.pfc_tx if c else 0}
+    return {"interfaceCounters": rows}
+
+
+def queue_counters(dev: EosDevice) -> dict[str, Any]:
+    """`show interfaces counters queue detail`: egress drops per unicast traffic class, drop precedence 0."""
+    wiring = dev.wiring
+    rows = {}
+    for port in _wired(dev):
+        c = wiring.port_counters(dev.name, port) if wiring is not None else None
+        lossless = wiring.lossless_class if wiring is not None else -1
+        classes = {f"TC{tc}": {"dropPrecedences": {"DP0": {
+            "droppedPackets": c.lossless_drops if c and tc == lossless else 0,
+            "droppedBytes": 4200 * c.lossless_drops if c and tc == lossless else 0}}} for tc in range(8)}
+        rows[port] = {"ucastQueues": {"trafficClasses": classes}}
+    return {"egressQueueCounters": {"interfaces": rows}}
 
 
 def lldp_neighbors(dev: EosDevice) -> list[dict[str, Any]]:

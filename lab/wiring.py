@@ -14,6 +14,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from rocefab.lab.counters import Counters, PortCounters
 from rocefab.renderers.plan import FabricPlan
 
 End = tuple[str, str]  # (device, port)
@@ -50,6 +51,8 @@ class Wiring:
     pulled: set[End] = field(default_factory=set)  # cables out (both ends recorded)
     slow_gbps: dict[End, int] = field(default_factory=dict)  # an optic that trains lower, at one end
     bgp_down: set[tuple[str, str]] = field(default_factory=set)  # (device, peer device): that session stays idle
+    counters: Counters = field(default_factory=Counters)
+    lossless_class: int = 3  # the traffic class whose drops the lossless-queue counters report
     # every emulated device, by name; a switch answers `port_enabled(port)` (not shut down in its running config)
     # and `bgp_speaker()` (its BGP configuration, or None)
     devices: dict[str, Any] = field(default_factory=dict)
@@ -63,7 +66,7 @@ class Wiring:
             a, b = (link.a.device, link.a.port), (link.b.device, link.b.port)
             far[a], far[b] = b, a
             speed[a] = speed[b] = link.speed_gbps
-        return cls(far, speed)
+        return cls(far, speed, lossless_class=plan.qos.roce_priority)
 
     # -- what a port sees ---------------------------------------------------------------------------------------------
     def peer(self, device: str, port: str) -> End | None:
@@ -87,6 +90,11 @@ class Wiring:
         # Asking the devices happens outside the lock: each answers from its own config, and a device busy in a
         # command of its own may be asking the wiring at the same moment.
         return self._enabled((device, port)) and self._enabled(far)
+
+    def port_counters(self, device: str, port: str) -> PortCounters:
+        with self.lock:
+            far = self.far.get((device, port))
+        return self.counters.read((device, port), far, self.up(device, port))
 
     def speed_gbps(self, device: str, port: str) -> int | None:
         """The speed the link trained at (the slower optic of its two ends), or None when not cabled."""
@@ -172,3 +180,4 @@ class Wiring:
             self.pulled.clear()
             self.slow_gbps.clear()
             self.bgp_down.clear()
+        self.counters.clear()

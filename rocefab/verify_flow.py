@@ -28,7 +28,8 @@ capture_library_logs()
 _STYLE = {Verdict.PASS: "green", Verdict.WARN: "yellow", Verdict.FAIL: "bold red"}
 
 
-def _read(intent: Path, inventory_path: Path, only: str | None, concurrency: int) -> tuple[FabricPlan, list[Row]]:
+def _read(intent: Path, inventory_path: Path, only: str | None, concurrency: int,
+          sample_s: float = 0.0) -> tuple[FabricPlan, list[Row]]:
     plan = checked_plan(intent)
     inventory = _inventory(inventory_path)
     kinds = device_kinds(plan)
@@ -51,7 +52,7 @@ def _read(intent: Path, inventory_path: Path, only: str | None, concurrency: int
     with progress:
         task = progress.task_ids[0]
         readings = read_fleet(plan, accesses, open_session, new_run_id(), concurrency,
-                              lambda name: progress.update(task, advance=1, description=name))
+                              lambda name: progress.update(task, advance=1, description=name), sample_s)
     return plan, check_rows(plan, readings)
 
 
@@ -64,8 +65,8 @@ def _summary(rows: list[Row]) -> str:
 
 
 def verify(intent: Path, inventory: Path, only: str | None, concurrency: int, *, as_json: bool,
-           show_all: bool) -> None:
-    _, rows = _read(intent, inventory, only, concurrency)
+           show_all: bool, sample_s: float = 0.0) -> None:
+    _, rows = _read(intent, inventory, only, concurrency, sample_s)
     if as_json:
         print(json.dumps({"checks": [dataclasses.asdict(r) for r in rows], "summary": _summary(rows),
                           "passed": not any(r.failed for r in rows)}, indent=2))
@@ -91,8 +92,9 @@ def _print_diagnosis(d: Diagnosis) -> None:
     out.print(f"    fix:      {escape(d.fix)}")
 
 
-def doctor(intent: Path, inventory: Path, only: str | None, concurrency: int, *, as_json: bool) -> None:
-    plan, rows = _read(intent, inventory, only, concurrency)
+def doctor(intent: Path, inventory: Path, only: str | None, concurrency: int, *, as_json: bool,
+           sample_s: float = 0.0) -> None:
+    plan, rows = _read(intent, inventory, only, concurrency, sample_s)
     found = diagnose(plan, rows, str(intent), str(inventory))
     if as_json:
         print(json.dumps({"diagnoses": [dataclasses.asdict(d) for d in found], "summary": _summary(rows)}, indent=2))

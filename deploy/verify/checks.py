@@ -7,7 +7,7 @@ observation.py; nothing here knows a platform's output.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -15,6 +15,7 @@ from rocefab.deploy.verify.observation import (
     HostNetdev,
     HostObservation,
     Interface,
+    PortCounters,
     RdmaDevice,
     SwitchObservation,
 )
@@ -22,6 +23,8 @@ from rocefab.platforms import unit
 from rocefab.renderers.plan import FabricPlan, Host, PortRole, Switch
 
 SPEED_FLOOR_GBPS = 200  # the field's floor for a GPU fabric port: anything slower is flagged
+ERROR_RATE_LIMIT = 0.00001  # input errors above 0.001 % of packets in (the field's alarm threshold)
+PAUSE_STORM_PER_S = 10_000  # PFC frames a second, in either direction, that no healthy link sustains
 
 
 class Verdict(StrEnum):
@@ -168,6 +171,30 @@ def switch_rows(plan: FabricPlan, sw: Switch, obs: SwitchObservation) -> list[Ro
         rows.append(_row(sw.name, "", kind, f"{kind} with {sw.mlag.peer} healthy",
                          "not reported" if obs.mlag is None else obs.mlag.detail,
                          obs.mlag is not None and obs.mlag.healthy))
+    return rows
+
+
+# -- counters over a sampling window ---------------------------------------------------------------------------------
+def counter_rows(plan: FabricPlan, sw: Switch, before: Mapping[str, PortCounters], after: Mapping[str, PortCounters],
+                 seconds: float) -> list[Row]:
+    """What the ports did between two reads `seconds` apart: pause frames a second, drops on the lossless queue
+    (there must be none), input errors as a share of packets in."""
+    rows = []
+    lossless = _classes(plan, sw)[plan.qos.roce_priority]
+    for port in sw.ports:
+        a, b = before.get(port.name), after.get(port.name)
+        if a is None or b is None:
+            rows.append(_row(sw.name, port.name, "counters", "read twice", "not reported", False))
+            continue
+        rx, tx = (b.pfc_rx - a.pfc_rx) / seconds, (b.pfc_tx - a.pfc_tx) / seconds
+        rows.append(_row(sw.name, port.name, "pfc-pause-rate", f"< {PAUSE_STORM_PER_S:,} frames/s each way",
+                         f"rx {rx:,.0f}/s, tx {tx:,.0f}/s", max(rx, tx) < PAUSE_STORM_PER_S))
+        drops = b.queue_drops.get(lossless, 0) - a.queue_drops.get(lossless, 0)
+        rows.append(_row(sw.name, port.name, "lossless-drops", f"0 on queue {lossless}", drops, drops <= 0))
+        packets, errors = b.in_packets - a.in_packets, b.in_errors - a.in_errors
+        share = errors / packets if packets > 0 else 0.0
+        rows.append(_row(sw.name, port.name, "input-error-rate", f"<= {ERROR_RATE_LIMIT:.3%} of packets in",
+                         f"{share:.4%} ({errors:,} of {packets:,})", share <= ERROR_RATE_LIMIT))
     return rows
 
 

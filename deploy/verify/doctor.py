@@ -77,6 +77,18 @@ RULES = (
          "queue pairs send with another DSCP: RoCE rides the lossy default queue", "{apply}", True),
     Rule("nccl-env-mismatch", ("nccl",), "NCCL settings differ from the fabric's",
          "NCCL uses another traffic class, HCA or GID than the switches expect", "{apply}", True),
+    Rule("pause-storm", ("pfc-pause-rate",), "PFC pause storm",
+         "a receiver that cannot drain pauses its partner without end: the pause spreads hop by hop and every job "
+         "behind it stalls; the watchdog should shut the queue", "find the stuck receiver at the far end of "
+         "{device} {port} (its NIC or host); check the PFC watchdog is armed", False),
+    Rule("lossless-drops", ("lossless-drops",), "drops on the lossless queue",
+         "RoCE packets lost where PFC should have held them: go-back-N retransmissions, then \"transport retry "
+         "count exceeded\"", "PFC headroom too small for the cable (set `cabling` lengths or "
+         "`qos.pfc.measured_headroom_bytes` and re-apply), or the partner ignores pause: check PFC at both ends",
+         False),
+    Rule("input-errors", ("input-error-rate",), "input errors above 0.001 % of packets",
+         "corrupted frames are dropped: RoCE retransmits, bandwidth and tail latency suffer",
+         "clean or replace the cable and optics of {device} {port}", False),
     Rule("unreachable", ("read",), "device could not be read", "nothing is known about this device's state",
          "check management access and the inventory entry", False),
 )

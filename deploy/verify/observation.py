@@ -119,4 +119,15 @@ class HostObservation:
     modules: frozenset[str] = field(default_factory=frozenset)  # loaded kernel modules verify asks about
 
 
+@dataclass(frozen=True, slots=True)
+class PortCounters:
+    """One read of a switch port's counters (they only grow; verify compares two reads)."""
+
+    in_packets: int
+    in_errors: int
+    pfc_rx: int  # PFC pause frames received / sent, all priorities
+    pfc_tx: int
+    queue_drops: Mapping[int, int]  # egress drops per traffic class
+
+
 Observation = SwitchObservation | HostObservation

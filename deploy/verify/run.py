@@ -5,14 +5,15 @@ A device that cannot be read is a failed `read` row naming why — verify never 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from rocefab.deploy.inventory import Access
 from rocefab.deploy.session import DeployError, DeviceSession, describe
-from rocefab.deploy.verify.checks import Row, Verdict, host_rows, switch_rows
-from rocefab.deploy.verify.observation import HostObservation, Observation, SwitchObservation
+from rocefab.deploy.verify.checks import Row, Verdict, counter_rows, host_rows, switch_rows
+from rocefab.deploy.verify.observation import HostObservation, Observation, PortCounters, SwitchObservation
 from rocefab.renderers.plan import FabricPlan, Host, Switch
 
 SessionFactory = Callable[[Access, str], DeviceSession]
@@ -23,12 +24,31 @@ class Reading:
     name: str
     observation: Observation | None
     error: str | None = None
+    # two reads of a switch's counters `sample_s` apart, or why they could not be read
+    counters: tuple[Mapping[str, PortCounters], Mapping[str, PortCounters]] | None = None
+    counters_error: str | None = None
+    sample_s: float = 0.0
 
 
-def read_device(access: Access, device: Switch | Host, sessions: SessionFactory, run_id: str) -> Reading:
+def _sample(session: DeviceSession, device: Switch | Host, sample_s: float) -> tuple[
+        tuple[Mapping[str, PortCounters], Mapping[str, PortCounters]] | None, str | None]:
+    if not sample_s or isinstance(device, Host):  # hosts' counters: not read yet
+        return None, None
+    try:
+        first = session.counters(device)
+        time.sleep(sample_s)
+        return (first, session.counters(device)), None
+    except DeployError as exc:
+        return None, exc.message
+
+
+def read_device(access: Access, device: Switch | Host, sessions: SessionFactory, run_id: str,
+                sample_s: float = 0.0) -> Reading:
     try:
         with sessions(access, run_id) as session:
-            return Reading(access.name, session.observe(device))
+            observation = session.observe(device)
+            counters, why = _sample(session, device, sample_s)
+            return Reading(access.name, observation, None, counters, why, sample_s)
     except DeployError as exc:
         return Reading(access.name, None, exc.message)
     except Exception as exc:
@@ -36,12 +56,13 @@ def read_device(access: Access, device: Switch | Host, sessions: SessionFactory,
 
 
 def read_fleet(plan: FabricPlan, accesses: Sequence[Access], sessions: SessionFactory, run_id: str,
-               concurrency: int = 32, progress: Callable[[str], None] | None = None) -> list[Reading]:
+               concurrency: int = 32, progress: Callable[[str], None] | None = None,
+               sample_s: float = 0.0) -> list[Reading]:
     devices: dict[str, Switch | Host] = {sw.name: sw for sw in plan.switches}
     devices.update({h.name: h for h in plan.hosts})
 
     def one(access: Access) -> Reading:
-        reading = read_device(access, devices[access.name], sessions, run_id)
+        reading = read_device(access, devices[access.name], sessions, run_id, sample_s)
         if progress is not None:
             progress(access.name)
         return reading
@@ -60,6 +81,11 @@ def check(plan: FabricPlan, readings: Sequence[Reading]) -> list[Row]:
             rows.append(Row(reading.name, "", "read", "readable", reading.error or "no answer", Verdict.FAIL))
         elif isinstance(obs, SwitchObservation) and reading.name in switches:
             rows += switch_rows(plan, switches[reading.name], obs)
+            if reading.counters is not None:
+                rows += counter_rows(plan, switches[reading.name], *reading.counters, reading.sample_s)
+            elif reading.counters_error is not None:
+                rows.append(Row(reading.name, "", "counters", f"read twice, {reading.sample_s:g} s apart",
+                                reading.counters_error, Verdict.WARN))
         elif isinstance(obs, HostObservation) and reading.name in hosts:
             rows += host_rows(plan, hosts[reading.name], obs)
     return rows

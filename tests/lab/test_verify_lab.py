@@ -130,6 +130,25 @@ def faults_are_refused_with_reasons(lab: Path, inventory: Path) -> None:
         assert refused.returncode == 2 and said in refused.stderr, refused.stderr
 
 
+def counters_over_a_sampling_window(lab: Path, inventory: Path) -> None:
+    """--sample-s reads switch counters twice: a healthy lab passes (platforms whose counters verify does not read
+    yet say so as a warning), and each counter fault is named by doctor."""
+    code, report = verify_lab_json(INTENT, inventory, "--sample-s", "1")
+    assert code == 0, [c for c in report["checks"] if c["verdict"] == "fail"]
+    checks = {(c["device"], c["check"]) for c in report["checks"]}
+    assert {("leaf1-a", "pfc-pause-rate"), ("leaf1-a", "lossless-drops"), ("leaf1-b", "input-error-rate")} <= checks
+    assert any(c["device"] == "spine1" and c["check"] == "counters" and c["verdict"] == "warn"
+               for c in report["checks"])
+    fault(lab, "leaf1-a", "pause-storm", "Ethernet61/1")
+    fault(lab, "leaf1-b", "drops", "Ethernet62/1")
+    fault(lab, "leaf1-a", "errors", "Ethernet1/1")
+    status, diagnoses = doctor_lab_json(INTENT, inventory, "--sample-s", "1")
+    assert status == 1
+    found = {(d["code"], d["device"], d["port"]) for d in diagnoses}
+    assert {("pause-storm", "leaf1-a", "Ethernet61/1"), ("lossless-drops", "leaf1-b", "Ethernet62/1"),
+            ("input-errors", "leaf1-a", "Ethernet1/1")} <= found, found
+
+
 def apply_rolls_back_a_wave_that_fails_verify(lab: Path, inventory: Path) -> None:
     """The verify gate: leaf1-a has drifted (MTU by hand) and its peer-link optic trains slow; re-applying commits
     the MTU, verify then fails the peer link towards leaf1-b (not part of this run, so due now), and the commit
@@ -156,6 +175,7 @@ def test_verify_and_doctor_on_the_lab(lab: Path, subtests: pytest.Subtests) -> N
               for device, words, code, where in CASES]
     steps += [("mlag without its peer link", lambda: mlag_pair_without_its_peer_link(lab, inventory)),
               ("apply's verify gate rolls back", lambda: apply_rolls_back_a_wave_that_fails_verify(lab, inventory)),
+              ("counters over a sampling window", lambda: counters_over_a_sampling_window(lab, inventory)),
               ("faults refused with reasons", lambda: faults_are_refused_with_reasons(lab, inventory))]
     for name, step in steps:
         with subtests.test(msg=name):

@@ -42,13 +42,13 @@ def clear(lab: Path) -> None:
     assert control.request(lab, {"clear": True})["ok"]
 
 
-def verify_json(intent: Path, inventory: Path) -> tuple[int, dict[str, Any]]:
-    result = rocefab("verify", intent, "-i", inventory, "--json")
+def verify_json(intent: Path, inventory: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+    result = rocefab("verify", intent, "-i", inventory, "--json", *extra)
     return result.returncode, json.loads(result.stdout)
 
 
-def doctor_json(intent: Path, inventory: Path) -> tuple[int, list[dict[str, Any]]]:
-    result = rocefab("doctor", intent, "-i", inventory, "--json")
+def doctor_json(intent: Path, inventory: Path, *extra: str) -> tuple[int, list[dict[str, Any]]]:
+    result = rocefab("doctor", intent, "-i", inventory, "--json", *extra)
     return result.returncode, json.loads(result.stdout)["diagnoses"]
 
 

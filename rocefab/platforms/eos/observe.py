@@ -19,6 +19,7 @@ from rocefab.deploy.verify.observation import (
     Interface,
     Mlag,
     Neighbor,
+    PortCounters,
     PortQos,
     SwitchObservation,
     SwitchQos,
@@ -133,6 +134,30 @@ def qos(running: str, default_dscp: Sequence[int], ports: Sequence[str]) -> Swit
                 if m := _ECN.match(line):
                     ecn[number] = Ecn(int(m.group(1)), int(m.group(3)), m.group(2), int(m.group(4) or 100))
     return SwitchQos(tuple(dscp), frozenset(strict), ecn, port_qos)
+
+
+COUNTERS = ("show priority-flow-control counters", "show interfaces counters queue detail")
+
+
+def counters(driver: Any, ports: Sequence[str]) -> dict[str, PortCounters]:
+    """PFC frames (`show priority-flow-control counters`, the shape ANTA's PFC counter test reads), egress drops
+    per traffic class (`show interfaces counters queue detail`: unicast queues, drop precedence 0), and packets
+    and errors in from NAPALM's `get_interfaces_counters`."""
+    pfc, queues = driver.device.run_commands(list(COUNTERS), encoding="json")
+    general = driver.get_interfaces_counters()
+    out = {}
+    for port in ports:
+        frames = pfc.get("interfaceCounters", {}).get(port, {})
+        classes = queues.get("egressQueueCounters", {}).get("interfaces", {}).get(port, {}).get(
+            "ucastQueues", {}).get("trafficClasses", {})
+        drops = {int(tc.removeprefix("TC")): int(d.get("dropPrecedences", {}).get("DP0", {}).get("droppedPackets", 0))
+                 for tc, d in classes.items() if tc.removeprefix("TC").isdigit()}
+        g = general.get(port, {})
+        packets = sum(max(0, int(g.get(k, 0))) for k in ("rx_unicast_packets", "rx_multicast_packets",
+                                                          "rx_broadcast_packets"))
+        out[port] = PortCounters(packets, max(0, int(g.get("rx_errors", 0))), int(frames.get("rxFrames", 0)),
+                                 int(frames.get("txFrames", 0)), drops)
+    return out
 
 
 def observe(driver: Any, name: str, default_dscp: Sequence[int], ports: Sequence[str]) -> SwitchObservation:

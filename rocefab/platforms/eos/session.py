@@ -23,7 +23,7 @@ from rocefab.deploy.session import DeployError, DeviceSession, describe
 from rocefab.platforms.eos import PRESERVED
 
 if TYPE_CHECKING:
-    from rocefab.deploy.verify.observation import Observation
+    from rocefab.deploy.verify.observation import Observation, PortCounters
 
 # napalm 5.2.0 lets pyeapi's own ConnectionError (bad password, refused connection) escape `open()`.
 _CONNECT_ERRORS: tuple[type[BaseException], ...] = (ConnectionException, pyeapi.eapilib.ConnectionError, OSError)
@@ -184,6 +184,14 @@ class EosSession(DeviceSession):
             return observe.observe(self._device, self.name, SPEC.default_dscp_classes, [p.name for p in device.ports])
         except _DEVICE_ERRORS as exc:
             raise self._fail("reading state for verify", exc) from None
+
+    def counters(self, device: Any) -> dict[str, PortCounters]:
+        from rocefab.platforms.eos import observe
+
+        try:
+            return observe.counters(self._device, [p.name for p in device.ports])
+        except _DEVICE_ERRORS as exc:
+            raise self._fail("reading counters for verify", exc) from None
 
     def close(self) -> None:
         device = getattr(self, "_device", None)

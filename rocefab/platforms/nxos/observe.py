@@ -122,12 +122,18 @@ def qos(running: str, ports: Sequence[str]) -> SwitchQos:
     for port in ports:
         node = root.child(f"interface {port}")
         lines = node.lines() if node else []
-        policy_name = next((line.split()[-1] for line in lines if line.startswith("service-policy type qos input ")),
-                           None)
+        # A port-channel member runs with the port-channel's QoS too (NX-OS suspends a member that disagrees):
+        # what either lacks, the member lacks.
+        channel_group = next((line.split()[1] for line in lines if line.startswith("channel-group ")), None)
+        channel = root.child(f"interface port-channel{channel_group}") if channel_group else None
+        both = [lines] if channel is None else [lines, channel.lines()]
+        policies = {next((line.split()[-1] for line in ls if line.startswith("service-policy type qos input ")), None)
+                    for ls in both}
+        policy_name = policies.pop() if len(policies) == 1 else None
         classify = _policy(root, "policy-map type qos", policy_name) if policy_name else None
         if classify is not None and dscp_class is None:
             dscp_class = _dscp_map(classify, classes)
-        pfc_on = "priority-flow-control mode on" in lines
+        pfc_on = all("priority-flow-control mode on" in ls for ls in both)
         port_qos[port] = PortQos(classify is not None, frozenset(pause) if pfc_on else frozenset(),
                                  pfc_on and ("priority-flow-control watch-dog-interval on" in lines or watchdog_global))
     return SwitchQos(tuple(dscp_class or [0] * 64), frozenset(strict), ecn, port_qos)
