@@ -34,6 +34,9 @@ if TYPE_CHECKING:
     from rocefab.deploy.verify.gate import Gate
 
 
+SETTLE_POLL_S = 2.0  # between two reads of a device the verify gate waits for
+
+
 class Status(StrEnum):
     UNCHANGED = "unchanged"  # nothing to do
     PENDING = "would change"  # dry run: the diff is what apply would do
@@ -138,11 +141,13 @@ def _library_logs_to_devices() -> Iterator[None]:
 class Fleet:
     def __init__(self, targets: Sequence[Target], sessions: SessionFactory, concurrency: int = 16,
                  progress: Progress = _noop, replace: bool = True, run_id: str | None = None,
-                 clean_leftovers: bool = False, gate: Gate | None = None) -> None:
+                 clean_leftovers: bool = False, gate: Gate | None = None, settle_s: float = 60.0) -> None:
         self.targets = list(targets)
         # After a commit, inside its revert window: the device read and checked against the plan
-        # (deploy/verify/gate.py); what fails rolls the wave back.
+        # (deploy/verify/gate.py); what fails rolls the wave back. It is asked again for up to `settle_s` while
+        # BGP sessions and links come up after the commit.
         self.gate = gate
+        self.settle_s = settle_s
         self.replace = replace  # the candidate is the whole truth; False merges it into the running config
         self.sessions = sessions
         self.concurrency = max(1, concurrency)
@@ -261,9 +266,9 @@ class Fleet:
         results: dict[str, DeviceResult] = {t.name: DeviceResult(t.name, t.access.kind) for t in self.targets}
         for index, wave in enumerate(waves):
             live = self._live(by_name[name] for name in wave)
-            later = frozenset(name for w in waves[index + 1:] for name in w)
+            settled = frozenset(name for w in waves[:index + 1] for name in w)
             try:
-                ok = self._apply_wave(live, confirm_seconds, later)
+                ok = self._apply_wave(live, confirm_seconds, settled)
             finally:
                 self._close(live)
             for item in live:
@@ -273,7 +278,7 @@ class Fleet:
         return [results[t.name] for t in self.targets]
 
     def _apply_wave(self, live: list[_Live], confirm_seconds: int | None,
-                    later: frozenset[str] = frozenset()) -> bool:
+                    settled: frozenset[str] = frozenset()) -> bool:
         self._each(live, lambda item: self._stage(item, for_commit=True))
         if any(i.result.status in (Status.FAILED, Status.UNKNOWN) for i in live):
             self._each([i for i in live if i.session is not None], _discard)
@@ -295,12 +300,6 @@ class Fleet:
             leftover = item.session.verify(item.target.candidate)
             if leftover:
                 raise DeployError(item.target.name, f"after commit the device still differs:\n{leftover}")
-            if self.gate is not None:
-                failed_checks = self.gate(item.target.name, item.session, later)
-                if failed_checks:
-                    shown = "; ".join(failed_checks[:4]) + (f"; and {len(failed_checks) - 4} more"
-                                                            if len(failed_checks) > 4 else "")
-                    raise DeployError(item.target.name, f"verify after commit failed: {shown}")
             item.result.status = Status.COMMITTED
             self.progress(item.target.name, "committed")
 
@@ -315,7 +314,25 @@ class Fleet:
                 raise DeployError(item.target.name, f"{exc.message}{note}",
                                   connection_lost=exc.connection_lost) from None
 
+        def gate(item: _Live) -> None:
+            """Verify's checks, once the whole wave has committed (a pair's MLAG needs both ends), retried while
+            sessions and links settle, within the revert window."""
+            assert item.session is not None and self.gate is not None
+            deadline = time.monotonic() + self.settle_s
+            while True:
+                failed_checks = self.gate(item.target.name, item.session, settled)
+                if not failed_checks:
+                    return
+                if time.monotonic() >= deadline:
+                    break
+                time.sleep(SETTLE_POLL_S)
+            shown = "; ".join(failed_checks[:4]) + (f"; and {len(failed_checks) - 4} more"
+                                                    if len(failed_checks) > 4 else "")
+            raise DeployError(item.target.name, f"verify after commit failed: {shown}")
+
         self._each(changing, commit)
+        if self.gate is not None and all(i.result.status is Status.COMMITTED for i in changing):
+            self._each(changing, gate)
         if all(i.result.status is Status.COMMITTED for i in changing):
             self._each(changing, confirm)
             if all(i.result.status is Status.COMMITTED for i in changing):

@@ -45,7 +45,8 @@ def apply(
     no_verify: Annotated[bool, typer.Option("--no-verify", help="skip the verify gate after each commit")] = False,
 ) -> None:
     """Push the intent: back up every device, then canary, then the rest; commit with a revert window,
-    check that each device runs the candidate and passes verify's checks (towards devices already done),
+    check that each device runs the candidate and passes verify's checks (across links only towards devices of
+    this run already done),
     confirm; on a failure roll the wave back (and read each device back) and stop.
     Exit 0 done, 1 stopped with every device's state known, 2 bad input or the inventory is locked,
     3 a device's state is unknown (the output says how to check it)."""

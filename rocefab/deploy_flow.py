@@ -166,8 +166,10 @@ def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, bac
             raise typer.Exit(EXIT_FINDINGS)
         err.print(f"running configs of {len(switches)} switches saved in {folder}", markup=False)
         with _progress(len(targets) * 2, "apply") as progress:
+            # the gate waits for sessions to settle up to a quarter of the revert window (a minute at most)
             fleet = Fleet(targets, sessions, concurrency, replace=not merge, run_id=run_id,
-                          gate=plan_gate(plan) if verify else None)
+                          gate=plan_gate(plan) if verify else None,
+                          settle_s=min(60.0, confirm_s / 4) if confirm_s else 60.0)
             results = _run(progress, fleet).apply(waves, confirm_s or None)
     _print_diffs([r for r in results if r.status in (Status.COMMITTED, Status.FAILED, Status.UNKNOWN)])
     _table(results, f"apply in {len(waves)} wave(s): {' | '.join(str(len(w)) for w in waves)} devices")

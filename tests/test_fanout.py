@@ -25,4 +25,4 @@ def test_parallel_render_matches_serial(tmp_path: Path) -> None:
     assert _tree(tmp_path / "serial") == _tree(tmp_path / "parallel")
     manifest = json.loads((tmp_path / "parallel" / "manifest.json").read_text())["files"]
     assert len(manifest) == len(serial) == 3 * (len(plan.hosts)) + len(plan.switches) * 1 + 6 + sum(
-        1 for s in plan.switches if s.platform == "cumulus")
+        1 for s in plan.switches if s.platform == "cumulus") + any(s.platform == "eos" for s in plan.switches)

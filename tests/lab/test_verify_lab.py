@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from verifylab import clear, fault, pushed_lab, rocefab
 from verifylab import doctor_json as doctor_lab_json
+from verifylab import fault, pushed_lab, rocefab, run_steps
 from verifylab import verify_json as verify_lab_json
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -150,12 +150,13 @@ def counters_over_a_sampling_window(lab: Path, inventory: Path) -> None:
 
 
 def apply_rolls_back_a_wave_that_fails_verify(lab: Path, inventory: Path) -> None:
-    """The verify gate: leaf1-a has drifted (MTU by hand) and its peer-link optic trains slow; re-applying commits
-    the MTU, verify then fails the peer link towards leaf1-b (not part of this run, so due now), and the commit
-    is rolled back: leaf1-a keeps the hand-made MTU, and the output names the failed check."""
+    """The verify gate: leaf1-a has drifted (MTU by hand) and its peer-link optic trains slow; re-applying the pair
+    commits leaf1-a's MTU, verify then fails its peer link towards leaf1-b (in the same wave, so due now), and the
+    commit is rolled back: leaf1-a keeps the hand-made MTU, and the output names the failed check."""
     fault(lab, "leaf1-a", "mtu", "Ethernet61/1", "1500")
     fault(lab, "leaf1-a", "speed", "Ethernet63/1", "100")
-    applied = rocefab("apply", INTENT, "-i", inventory, "--only", "leaf1-a", "--confirm", "120")
+    # a 20 s revert window: the gate waits 5 s for the link to come right before it gives up
+    applied = rocefab("apply", INTENT, "-i", inventory, "--only", "leaf1-a,leaf1-b", "--confirm", "20")
     assert applied.returncode == 1, applied.stdout
     assert "verify after commit failed: speed Ethernet63/1" in applied.stdout, applied.stdout
     assert "rolled back" in applied.stdout
@@ -177,9 +178,4 @@ def test_verify_and_doctor_on_the_lab(lab: Path, subtests: pytest.Subtests) -> N
               ("apply's verify gate rolls back", lambda: apply_rolls_back_a_wave_that_fails_verify(lab, inventory)),
               ("counters over a sampling window", lambda: counters_over_a_sampling_window(lab, inventory)),
               ("faults refused with reasons", lambda: faults_are_refused_with_reasons(lab, inventory))]
-    for name, step in steps:
-        with subtests.test(msg=name):
-            try:
-                step()
-            finally:
-                clear(lab)
+    run_steps(lab, subtests, steps)

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from verifylab import clear, doctor_json, fault, named, pushed_lab, verify_json
+from verifylab import doctor_json, fault, named, pushed_lab, run_steps, verify_json
 
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.plan import PortRole
@@ -72,9 +72,4 @@ def test_verify_and_doctor_on_nxos_and_cumulus(lab: Path, subtests: pytest.Subte
               for words, code, where in CASES]
     steps += [(f"{pair} pair without its peer link", lambda p=pair: pair_without_its_peer_link_is_unhealthy(
         lab, inventory, p)) for pair in ("nx", "cl")]
-    for name, step in steps:
-        with subtests.test(msg=name):
-            try:
-                step()
-            finally:
-                clear(lab)
+    run_steps(lab, subtests, steps)

@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,16 @@ def verify_json(intent: Path, inventory: Path, *extra: str) -> tuple[int, dict[s
 def doctor_json(intent: Path, inventory: Path, *extra: str) -> tuple[int, list[dict[str, Any]]]:
     result = rocefab("doctor", intent, "-i", inventory, "--json", *extra)
     return result.returncode, json.loads(result.stdout)["diagnoses"]
+
+
+def run_steps(lab: Path, subtests: Any, steps: list[tuple[str, Callable[[], None]]]) -> None:
+    """Each step as a subtest of one test (one lab, one worker), with the lab's faults cleared after each."""
+    for name, step in steps:
+        with subtests.test(msg=name):
+            try:
+                step()
+            finally:
+                clear(lab)
 
 
 def named(diagnoses: list[dict[str, Any]], code: str) -> set[tuple[str, str]]:

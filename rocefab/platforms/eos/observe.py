@@ -13,12 +13,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from rocefab.deploy.verify.napalm_getters import interfaces, lldp
 from rocefab.deploy.verify.observation import (
     BgpSession,
     Ecn,
-    Interface,
     Mlag,
-    Neighbor,
     PortCounters,
     PortQos,
     SwitchObservation,
@@ -38,22 +37,6 @@ def long_name(short: str) -> str:
         if short.startswith(abbr) and not short.startswith(long) and short[len(abbr):][:1].isdigit():
             return long + short[len(abbr):]
     return short
-
-
-def _short_host(name: str) -> str:
-    return name.split(".")[0]
-
-
-def interfaces(reported: dict[str, Any]) -> dict[str, Interface]:
-    """From NAPALM's `get_interfaces` (speed in Mb/s)."""
-    return {name: Interface(name, bool(i["is_up"]), float(i["speed"]) / 1000 if i["is_up"] and i["speed"] > 0
-                            else None, int(i["mtu"]) if i.get("mtu") else None)
-            for name, i in reported.items()}
-
-
-def lldp(reported: dict[str, list[dict[str, str]]]) -> dict[str, tuple[Neighbor, ...]]:
-    return {port: tuple(Neighbor(_short_host(n["hostname"]), n["port"]) for n in rows)
-            for port, rows in reported.items()}
 
 
 def bgp(summary: dict[str, Any]) -> tuple[BgpSession, ...]:

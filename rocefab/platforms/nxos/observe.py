@@ -16,12 +16,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from rocefab.deploy.verify.napalm_getters import interfaces, lldp
 from rocefab.deploy.verify.observation import (
     BgpSession,
     Ecn,
-    Interface,
     Mlag,
-    Neighbor,
     PortQos,
     SwitchObservation,
     SwitchQos,
@@ -43,17 +42,6 @@ def _numbers(text: str) -> set[int]:
         elif part.isdigit():
             found.add(int(part))
     return found
-
-
-def interfaces(reported: dict[str, Any]) -> dict[str, Interface]:
-    return {name: Interface(name, bool(i["is_up"]), float(i["speed"]) / 1000 if i["is_up"] and i["speed"] > 0
-                            else None, int(i["mtu"]) if i.get("mtu") else None)
-            for name, i in reported.items()}
-
-
-def lldp(reported: dict[str, list[dict[str, str]]]) -> dict[str, tuple[Neighbor, ...]]:
-    return {port: tuple(Neighbor(n["hostname"].split(".")[0], n["port"]) for n in rows)
-            for port, rows in reported.items()}
 
 
 def _rows(table: Any, row: str) -> list[dict[str, Any]]:
