@@ -152,7 +152,7 @@ def lldp_neighbors(dev: EosDevice) -> list[dict[str, Any]]:
     if wiring is None:
         return list(dev.lldp_neighbors)
     rows = []
-    for name in _settings(dev):
+    for name in _wired(dev):  # every cabled port exists, configured or not
         far = wiring.peer(dev.name, name)
         if far is not None and wiring.up(dev.name, name):
             rows.append({"port": name, "neighborDevice": far[0], "neighborPort": far[1], "ttl": 120})

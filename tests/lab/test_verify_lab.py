@@ -125,7 +125,8 @@ def faults_are_refused_with_reasons(lab: Path, inventory: Path) -> None:
                         (("leaf1-a", "trust-pcp", "ens1f0np0"), "host fault"),
                         (("nowhere", "link-down", "swp1"), "no device 'nowhere'"),
                         (("spine1", "explode"), "no fault kind 'explode'"),
-                        (("spine1", "speed", "swp1", "fast"), "not a whole number")):
+                        (("spine1", "speed", "swp1", "fast"), "not a whole number"),
+                        (("leaf1-a", "dscp-map", "24", "3"), "not modelled for leaf1-a's platform")):
         refused = rocefab("lab", "fault", *words, "--dir", lab)
         assert refused.returncode == 2 and said in refused.stderr, refused.stderr
 
