@@ -44,20 +44,25 @@ def device_kinds(plan: FabricPlan) -> dict[str, str]:
     return kinds
 
 
-def build_targets(
-    plan: FabricPlan, files: Sequence[RenderedFile], inventory: Inventory, passwords: PasswordSource,
-    only: set[str] | None = None,
-) -> list[Target]:
+def plan_accesses(plan: FabricPlan, inventory: Inventory, passwords: PasswordSource,
+                  only: set[str] | None = None) -> list[Access]:
+    """How to reach each device of the plan (those in `only`, if given), in plan order; every one must have an
+    inventory entry."""
     kinds = device_kinds(plan)
     wanted = [name for name in kinds if only is None or name in only]
     missing = [name for name in wanted if name not in inventory.devices]
     if missing:
         raise InventoryMismatch(missing)
+    return [inventory.access(name, kinds[name], passwords) for name in wanted]
+
+
+def build_targets(
+    plan: FabricPlan, files: Sequence[RenderedFile], inventory: Inventory, passwords: PasswordSource,
+    only: set[str] | None = None,
+) -> list[Target]:
     candidates = {(f.device, f.kind): f.content for f in files}
-    return [
-        Target(inventory.access(name, kinds[name], passwords), candidates[(name, unit(kinds[name]).candidate_kind)])
-        for name in wanted
-    ]
+    return [Target(access, candidates[(access.name, unit(access.kind).candidate_kind)])
+            for access in plan_accesses(plan, inventory, passwords, only)]
 
 
 def rollout_waves(plan: FabricPlan, canary_groups: int) -> list[list[str]]:

@@ -15,7 +15,7 @@ from rocefab.console import EXIT_FINDINGS, EXIT_INPUT, err, out
 from rocefab.deploy.fleet import capture_library_logs
 from rocefab.deploy.inventory import CredentialError, PasswordSource
 from rocefab.deploy.session import new_run_id
-from rocefab.deploy.targets import device_kinds, open_session
+from rocefab.deploy.targets import InventoryMismatch, device_kinds, open_session, plan_accesses
 from rocefab.deploy.verify.checks import Row, Verdict
 from rocefab.deploy.verify.doctor import Diagnosis, diagnose
 from rocefab.deploy.verify.run import check as check_rows
@@ -32,20 +32,14 @@ def _read(intent: Path, inventory_path: Path, only: str | None, concurrency: int
           sample_s: float = 0.0) -> tuple[FabricPlan, list[Row]]:
     plan = checked_plan(intent)
     inventory = _inventory(inventory_path)
-    kinds = device_kinds(plan)
-    wanted = [n for n in kinds if only is None or n in {w.strip() for w in only.split(",")}]
-    unknown = sorted({w.strip() for w in (only or "").split(",") if w.strip()} - set(kinds))
+    wanted = {w.strip() for w in only.split(",") if w.strip()} if only else None
+    unknown = sorted((wanted or set()) - set(device_kinds(plan)))
     if unknown:
         err.print(f"--only: the plan has no device {', '.join(unknown)}", markup=False)
         raise typer.Exit(EXIT_INPUT)
-    missing = [n for n in wanted if n not in inventory.devices]
-    if missing:
-        err.print(f"{inventory_path}: the inventory has no entry for: {', '.join(missing)}", markup=False)
-        raise typer.Exit(EXIT_INPUT)
-    passwords = PasswordSource()
     try:
-        accesses = [inventory.access(n, kinds[n], passwords) for n in wanted]
-    except CredentialError as exc:
+        accesses = plan_accesses(plan, inventory, PasswordSource(), wanted)
+    except (InventoryMismatch, CredentialError) as exc:
         err.print(f"{inventory_path}: {exc}", markup=False)
         raise typer.Exit(EXIT_INPUT) from None
     progress = _progress(len(accesses), "reading")

@@ -180,3 +180,13 @@ def test_verify_and_doctor_on_the_lab(lab: Path, subtests: pytest.Subtests) -> N
               ("counters over a sampling window", lambda: counters_over_a_sampling_window(lab, inventory)),
               ("faults refused with reasons", lambda: faults_are_refused_with_reasons(lab, inventory))]
     run_steps(lab, subtests, steps)
+
+
+def test_verify_input_errors_exit_2(tmp_path: Path) -> None:
+    inventory = tmp_path / "inventory.yaml"
+    inventory.write_text("devices:\n  spine1: {host: 127.0.0.1}\n")
+    missing = rocefab("verify", INTENT, "-i", inventory)
+    assert missing.returncode == 2 and "no entry for: leaf1-a, leaf1-b, gpu001" in missing.stderr, missing.stderr
+    unknown = rocefab("doctor", INTENT, "-i", inventory, "--only", "spine1,nowhere")
+    assert unknown.returncode == 2 and "the plan has no device nowhere" in unknown.stderr, unknown.stderr
+    assert "Traceback" not in missing.stderr + unknown.stderr
