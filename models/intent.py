@@ -25,6 +25,7 @@ from pydantic import (
 
 from rocefab.models.base import IntentModel
 from rocefab.models.media import REACH_M, Medium
+from rocefab.models.operations import Acceptance, Monitoring
 from rocefab.models.types import (
     DeviceName,
     Distinct,
@@ -436,3 +437,5 @@ class Intent(IntentModel):
     )
     racks: Racks = Racks()
     cabling: Cabling = Cabling()
+    monitoring: Monitoring = Field(Monitoring(), description="thresholds of the rendered alert rules")
+    acceptance: Acceptance = Field(Acceptance(), description="targets of the rendered bandwidth tests")

@@ -314,6 +314,22 @@ class HostProfile:
 
 
 @dataclass(frozen=True, slots=True)
+class Operations:
+    """The intent's alert thresholds and bandwidth targets (models/operations.py), as the renderers read them."""
+
+    error_rate_percent: float
+    retransmit_rate_percent: float
+    pause_surge_factor: int
+    pause_surge_floor_per_s: int
+    ecn_mark_percent: float
+    rate_window_s: int
+    for_s: int
+    scrape_interval_s: int
+    perftest_percent_of_line_rate: int
+    allreduce_busbw_percent_of_line_rate: int
+
+
+@dataclass(frozen=True, slots=True)
 class Source:
     """Where the plan came from, printed in every generated file's header."""
 
@@ -333,6 +349,7 @@ class FabricPlan:
     hosts: tuple[Host, ...]
     links: tuple[Link, ...]
     host_profile: HostProfile
+    operations: Operations
 
     def switch(self, name: str) -> Switch:
         for sw in self.switches:

@@ -28,6 +28,7 @@ from rocefab.renderers.plan import (
     Host,
     HostProfile,
     LoadBalancing,
+    Operations,
     Qos,
     Role,
     Source,
@@ -190,6 +191,7 @@ def _finish(state: PlanState, hosts: list[Host]) -> FabricPlan:
         hosts=tuple(replace(h, rack=racks[h.name]) for h in hosts),
         links=tuple(links),
         host_profile=_host_profile(intent),
+        operations=Operations(**intent.monitoring.model_dump(), **intent.acceptance.model_dump()),
     )
 
 def _freeze(intent: Intent, d: SwitchDraft, rack: str, pfc_headroom: Headroom | None, longest_cable_m: int

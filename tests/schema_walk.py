@@ -2,7 +2,7 @@
 "every number field" cover a field the day it is added.
 
 A leaf is a path into the YAML document (keys, list index 0 for list items, `KEY` for a free-form mapping key)
-and what it holds: str, int, bool, literal, ip-network, ip-address or enum. Fields reached through one member
+and what it holds: str, int, float, bool, literal, ip-network, ip-address or enum. Fields reached through one member
 of a tagged union (the two topology shapes) carry that member's tag as `shape`.
 """
 
@@ -26,7 +26,7 @@ ENTRY = "<entry>"  # stands for the value under some key of such a mapping; `con
 @dataclass(frozen=True)
 class Leaf:
     path: tuple[str | int, ...]
-    kind: str  # str, int, bool, literal, ip-network, ip-address, enum, path
+    kind: str  # str, int, float, bool, literal, ip-network, ip-address, enum, path
     shape: str | None = None  # the union tag the path passes through, if any
     literal: tuple[Any, ...] = ()
 
@@ -74,6 +74,8 @@ def _walk(annotation: Any, path: tuple[str | int, ...], shape: str | None) -> It
         yield Leaf(path, "bool", shape)
     elif annotation is int:
         yield Leaf(path, "int", shape)
+    elif annotation is float:
+        yield Leaf(path, "float", shape)
     elif annotation is str:
         yield Leaf(path, "str", shape)
     elif annotation is IPv4Network:

@@ -21,6 +21,8 @@ from rocefab.models.intent import Intent
 
 WRONG: dict[str, list[Any]] = {
     "int": [1.0, True, "1", [1]],
+    # a float field takes an integer (5 is 5.0), but neither text, a boolean nor YAML's .nan and .inf
+    "float": [True, "0.5", [1], float("nan"), float("inf")],
     "bool": ["yes", 1, "on"],
     "ip-network": [7, True, 167772160, "10.0.0.0/33"],
     "ip-address": [7, False, "10.0.0.256"],
