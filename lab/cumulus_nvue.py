@@ -142,6 +142,8 @@ TYPES: dict[str, Check] = {
     "neighbor": _either(_format("ip-address", ipaddress.ip_address), _format("interface-name", _IFNAME)),
     "neightype": _enum("numbered", "unnumbered"), "role": _enum("system-admin", "nvue-admin", "nvue-monitor"),
     "bfdmult": _int(2, 255), "bfdms": _int(50, 60000), "u32": _int(0, 2**32 - 1),
+    "state": _enum("enabled", "disabled"), "port": _int(1, 65535),
+    "listen": _either(_enum("localhost"), _format("ip-address", ipaddress.ip_address)),
 }
 EXCLUSIVE = {"updown", "breakout"}  # collections holding one choice: setting `link state down` replaces `up`
 
@@ -216,6 +218,11 @@ router bgp router-id <ipv4>
 router vrr enable <onoff>
 router adaptive-routing enable <onoff>
 router adaptive-routing link-utilization-threshold <onoff>
+system gnmi-server state <state>
+system gnmi-server port <port>
+system gnmi-server listening-address {listen}
+system gnmi-server certificate <name>
+system gnmi-server mtls ca-certificate <name>
 system forwarding hash-seed <u32>
 system forwarding ecmp-hash ip-protocol <onoff>
 system forwarding ecmp-hash source-ip <onoff>

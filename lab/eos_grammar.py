@@ -42,6 +42,7 @@ MODES = (
         Rule(r"username \S+", r"(?:privilege (?:1[0-5]|\d) )?(?:role \S+ )?"
                                r"(?:secret (?:sha512 |5 |0 )?\S+|nopassword)"),
         Sub("management api http-commands", "mgmt-api"),
+        Sub("management api gnmi", "mgmt-api-gnmi"),
         Rule("transceiver qsfp default-mode", "4x10G"),
         Rule("service routing protocols model", "multi-agent|ribd"),
         Rule("hostname", r"[A-Za-z0-9][A-Za-z0-9.-]*"),
@@ -70,6 +71,20 @@ MODES = (
         Sub(rf"vrf {NAME}", "mgmt-api-vrf", natural=True),
     )),
     Mode("mgmt-api-vrf", (Rule("shutdown", negated=True), Rule("ip access-group", NAME))),
+    # Transports first, then the provider (Arista openmgmt "OpenConfig" page; AVD's management-api-gnmi.j2 prints
+    # a transport's settings in this order).
+    Mode("mgmt-api-gnmi", (
+        Sub(rf"transport grpc {NAME}", "gnmi-transport", natural=True),
+        Rule("provider", "eos-native"),
+    )),
+    Mode("gnmi-transport", (
+        Rule("ssl profile", NAME),
+        Rule("port", NUM, span=(1, 65535)),
+        Rule("vrf", NAME),
+        Rule("ip access-group", NAME),
+        Rule("notification timestamp", "send-time|last-change-time"),
+        Rule("authorization requests"),
+    )),
     Mode("qos-profile", (
         Rule("qos trust", "dscp|cos"),
         Rule("priority-flow-control", "on"),

@@ -79,13 +79,22 @@ _QOS_IF = (
 _PFC_WD = _k(r"priority-flow-control watch-dog-interval (on|off)", "priority-flow-control watch-dog-interval")
 _VPC = (_k(r"vpc peer-link", "vpc", requires="vpc"), _k(r"vpc \d+", "vpc", requires="vpc"))
 _AF = r"address-family (ipv4|ipv6) unicast"
-_FEATURES = "nxapi|scp-server|sftp-server|bgp|ospf|interface-vlan|hsrp|vrrp|lacp|vpc|lldp|bfd|udld|ptp|netconf|grpc"
+# 1024-65535 (the grammar has no numeric bounds of its own)
+_PORT_1024_UP = r"(102[4-9]|10[3-9]\d|1[1-9]\d\d|[2-9]\d{3}|[1-5]\d{4}|6[0-4]\d{3}|65[0-4]\d\d|655[0-2]\d|6553[0-5])"
+_FEATURES = ("nxapi|scp-server|sftp-server|bgp|ospf|interface-vlan|hsrp|vrrp|lacp|vpc|lldp|bfd|udld|ptp|netconf|grpc"
+             "|openconfig")
 
 MODES: dict[str, Mode] = {
     GLOBAL: Mode("config", (
         _k(r"hostname \S+", "hostname", rank=1),
         Cmd(rf"feature ({_FEATURES})", rank=2),
         Cmd(r"username \S+ .+", key=r"username \S+", rank=3),
+        # The gRPC agent's settings: port 1024-65535 (Cisco Network as Code, NX-OS gRPC), the default VRF beside the
+        # management one and a certificate trustpoint (10.6 Programmability Guide, gRPC Agent). Where NX-OS prints
+        # them among the global lines is not confirmed.
+        _k(rf"grpc port {_PORT_1024_UP}", "grpc port", requires="grpc", rank=3),
+        _k(r"grpc use-vrf (default|management)", "grpc use-vrf", requires="grpc", rank=3),
+        _k(r"grpc certificate \S+", "grpc certificate", requires="grpc", rank=3),
         Cmd(r"interface breakout module \d+ port [\d-]+ map \S+", key=r"interface breakout module \d+ port \S+",
             rank=4),
         # NX-OS Interfaces guide, "Configuring ECMP Load Balancing" (rotate 1-63, universal-id 1-4294967295)

@@ -72,6 +72,14 @@ class PlatformSpec:
     adaptive_routing_speeds_gbps: tuple[int, ...] = ()
     # The routed interface of VLAN n, as the platform names it in show commands (verify reads its MTU).
     svi_format: str = "Vlan{vlan}"
+    # The gNMI dial-in server rocefab turns on, on the switch's management address, for a telemetry collector:
+    # the TCP port it listens on (None: the release has no gNMI server rocefab can enable, and none is rendered);
+    # whether it speaks TLS as rendered (then with the NOS's own self-signed certificate unless the operator
+    # installs one, so a collector must either trust that or skip verification; without TLS it must dial in
+    # plaintext, gnmic's --insecure); whether it answers Get as well as Capabilities and Subscribe.
+    gnmi_port: int | None = None
+    gnmi_tls: bool = True
+    gnmi_get: bool = True
 
     def is_reserved_vlan(self, vlan: int) -> bool:
         return any(low <= vlan <= high for low, high in self.reserved_vlans)

@@ -53,6 +53,15 @@ SPEC = PlatformSpec(
     # SVIs or subinterfaces), RoCEv2 unicast in the default VRF; every port of an ECMP group alike.
     adaptive_routing_asics=("Spectrum-4",),
     adaptive_routing_speeds_gbps=(200, 400),
+    # NVUE's own gNMI server (`system gnmi-server`: listening-address, port, state; new in Cumulus 5.13, before it
+    # gNMI came only with the NetQ agent) listens on TCP 9339 with a self-signed certificate unless one is bound,
+    # and answers Capabilities and Subscribe (STREAM sample / on-change) but not Get or Set; Spectrum-1 switches
+    # have none (Cumulus 5.14 "gNMI Streaming":
+    # https://docs.nvidia.com/networking-ethernet-software/cumulus-linux-514/Monitoring-and-Troubleshooting/gNMI-Streaming;
+    # NVUE reference, gNMI commands, "Introduced in Cumulus Linux 5.13.0").
+    gnmi_port=9339,
+    gnmi_tls=True,
+    gnmi_get=False,
 )
 
 

@@ -170,6 +170,18 @@ def _bgp(switch: Switch) -> Tree:
     }
 
 
+def _gnmi_server(switch: Switch) -> Tree | None:
+    """NVUE's gNMI server, which listens only on the addresses it is given (no VRF setting in 5.14): eth0's
+    management address, which sits in the mgmt VRF; without management addressing the loopback, in-band in the
+    default VRF, as EOS's eAPI and gNMI answer there then. The port is written out although it is NVUE's default,
+    because the document holds every value a collector relies on. `state enabled` is the 5.14 spelling here: the
+    object came in 5.13 with `state`, not `enable on`."""
+    if SPEC.gnmi_port is None:
+        return None
+    address = (switch.management.ipv4 if switch.management else switch.loopback_ipv4).split("/")[0]
+    return {"listening-address": {address: {}}, "port": SPEC.gnmi_port, "state": "enabled"}
+
+
 def build(plan: FabricPlan, switch: Switch, target: str) -> Tree:
     """The structured config of an NVUE switch is the document itself: its `set` tree."""
     return nvue_document(plan, switch)
@@ -199,6 +211,9 @@ def nvue_document(plan: FabricPlan, switch: Switch) -> Tree:
         router["vrr"] = {"enable": ON}
     doc["router"] = router
     doc["system"] = {"hostname": switch.name}
+    gnmi = _gnmi_server(switch)
+    if gnmi is not None:
+        doc["system"]["gnmi-server"] = gnmi
     if lb is not None:
         # The five-tuple, written out: Cumulus's guide and its NVUE reference disagree on the defaults.
         doc["system"]["forwarding"] = {"ecmp-hash": dict.fromkeys(sorted(lb.fields), ON)}

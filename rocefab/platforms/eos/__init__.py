@@ -49,6 +49,14 @@ SPEC = PlatformSpec(
     headroom_rendered_above_m=100,
     # BFD runs 300 ms / 300 ms / 3 unless configured (EOS defaults as Arista's AVD designs assume them).
     bfd_default_timers=(300, 300, 3),
+    # `management api gnmi` / `transport grpc <name>` starts the OpenConfig gNMI server on TCP 6030, in the VRF
+    # the transport names (default VRF without one); only an `ssl profile` under the transport makes it TLS, and
+    # rocefab renders none, so collectors dial in plaintext (Arista openmgmt, "OpenConfig" configuration page:
+    # https://aristanetworks.github.io/openmgmt/configuration/openconfig/). EOS serves Get, Set, Subscribe and
+    # Capabilities (https://aristanetworks.github.io/openmgmt/protocols).
+    gnmi_port=6030,
+    gnmi_tls=False,
+    gnmi_get=True,
 )
 
 # Blocks of the running config a replace keeps: the device's accounts, management plane and logging.

@@ -18,6 +18,7 @@ from rocefab.renderers.templating import header_lines, render
 
 QOS_PROFILE = "ROCE-LOSSLESS"
 MGMT_VRF = "MGMT"
+GNMI_TRANSPORT = "GNMI"  # the name is the operator's choice; EOS gives it no meaning
 MLAG_TRUNK_GROUP = "MLAG"
 VARP_MAC = "00:1c:73:00:00:01"  # shared virtual-router MAC of every leaf pair's anycast gateway
 
@@ -138,6 +139,9 @@ def build(plan: FabricPlan, switch: Switch, target: str) -> s.EosConfig:
     return s.EosConfig(
         header=tuple(header_lines(plan.source, target, switch.name)),
         management_api=s.ManagementApi(MGMT_VRF if mgmt else None),
+        # gNMI answers where eAPI does: in the management VRF when the intent gives one, else the default VRF.
+        management_api_gnmi=s.ManagementApiGnmi(GNMI_TRANSPORT, MGMT_VRF if mgmt else None)
+        if SPEC.gnmi_port is not None else None,
         hostname=switch.name,
         qos_profiles=(_qos_profile(plan, switch),),
         spanning_tree=s.SpanningTree(mlag.peer_vlan) if mlag else None,

@@ -16,6 +16,14 @@ class ManagementApi:
 
 
 @dataclass(frozen=True, slots=True)
+class ManagementApiGnmi:
+    """The gNMI server: one gRPC transport, on EOS's default port (not printed, as EOS hides it)."""
+
+    transport: str
+    vrf: str | None  # None: the default VRF, where eAPI listens too when there is no management VRF
+
+
+@dataclass(frozen=True, slots=True)
 class Ecn:
     unit: str  # "kbytes" or "segments", as `random-detect ecn` takes them
     min_threshold: int
@@ -185,6 +193,7 @@ class EosConfig:
 
     header: tuple[str, ...]
     management_api: ManagementApi
+    management_api_gnmi: ManagementApiGnmi | None
     hostname: str
     qos_profiles: tuple[QosProfile, ...]
     spanning_tree: SpanningTree | None

@@ -57,6 +57,18 @@ SPEC = PlatformSpec(
     # NX-OS 10.5 Interfaces guide, BFD default settings: 50 ms / 50 ms / 3; an interface `bfd interval 50
     # min_rx 50 multiplier 3` does not show in the running config.
     bfd_default_timers=(50, 50, 3),
+    # `feature grpc` starts the gRPC agent (gNMI and gNOI) on TCP 50051 (`grpc port`, 1024-65535), answering in
+    # the management VRF unless `grpc use-vrf default` adds the default one (NX-OS 10.6 Programmability Guide,
+    # "gRPC Agent"; no 10.5 edition was found, and the 50051 / management-VRF defaults are as Cisco's TechNote
+    # 220640 shows them on 9.3(9), not read from a 10.x page). It is TLS only: without `grpc certificate
+    # <trustpoint>` the switch presents its own self-signed certificate, which that TechNote shows valid for one
+    # day. OpenConfig paths also need `feature openconfig` (Cisco Network as Code, NX-OS gRPC). Get, Set,
+    # Subscribe and Capabilities (10.4 guide, "gNMI-gRPC Network Management Interface"). Sources:
+    # https://www.cisco.com/c/en/us/td/docs/dcn/nx-os/nexus9000/106x/programmability/cisco-nexus-9000-series-nx-os-programmability-guide-106x/m-grpc-agent.html
+    # https://netascode.cisco.com/docs/data_models/nxos/system/grpc/
+    gnmi_port=50051,
+    gnmi_tls=True,
+    gnmi_get=True,
 )
 
 PRESERVED = (

@@ -152,7 +152,8 @@ def build(plan: FabricPlan, switch: Switch, target: str) -> s.NxosConfig:
     return s.NxosConfig(
         header=tuple(header_lines(plan.source, target, switch.name)),
         hostname=switch.name,
-        features=s.Features(vpc_pair=mlag is not None, bfd=switch.bgp.bfd is not None),
+        features=s.Features(vpc_pair=mlag is not None, bfd=switch.bgp.bfd is not None,
+                            grpc=SPEC.gnmi_port is not None),
         load_sharing_rotate=switch.load_balancing.rotate if switch.load_balancing else None,
         breakouts=tuple(s.Breakout(b.cage, f"{b.child_speed_gbps}g-{b.factor}x") for b in switch.breakouts),
         qos=_qos(plan, switch),

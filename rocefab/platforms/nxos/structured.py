@@ -14,6 +14,9 @@ from dataclasses import dataclass
 class Features:
     vpc_pair: bool  # interface-vlan, hsrp, lacp and vpc, for a vPC leaf pair
     bfd: bool = False
+    # the gRPC agent's gNMI server (in the management VRF, on its default port: no `grpc` lines needed) and the
+    # OpenConfig models it serves
+    grpc: bool = False
 
 
 @dataclass(frozen=True, slots=True)
