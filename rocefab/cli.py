@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from rocefab import __version__, deploy_commands, verify_commands
+from rocefab.bandwidth_commands import bandwidth_app
 from rocefab.collector import collector_paused
 from rocefab.console import EXIT_INPUT, err, out
 from rocefab.lab_commands import lab_app
@@ -196,6 +197,7 @@ app.command()(deploy_commands.rollback)
 app.command()(verify_commands.verify)
 app.command()(verify_commands.doctor)
 app.add_typer(lab_app, name="lab")
+app.add_typer(bandwidth_app, name="bandwidth")
 
 
 def main() -> None:

@@ -1,0 +1,159 @@
+"""bandwidth-tests/: the acceptance plan of a fabric (perftest pairs in rounds, an NCCL all-reduce) and what
+each must reach, printed from the decisions of renderers/bandwidth_pairs.py."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Any
+
+from rocefab.renderers.bandwidth_coverage import coverage
+from rocefab.renderers.bandwidth_pairs import BandwidthPlan, PerftestPair, RdmaPort, bandwidth_plan
+from rocefab.renderers.jsontext import dumps_outline
+from rocefab.renderers.natural import natural_key
+from rocefab.renderers.plan import FabricPlan
+from rocefab.renderers.templating import header_lines, render
+
+FOLDER = "bandwidth-tests"
+EXPECTED = "expected.json"
+TARGET = "perftest (linux-rdma) and nccl-tests on the fabric's GPU hosts"
+EXPECTED_FORMAT = 1  # bumped when expected.json changes shape; the checker refuses other versions
+
+
+def roce_gid(address: str) -> str:
+    """The RoCE v2 GID of an IPv4 address (::ffff:a.b.c.d) as sysfs prints it (gids/<index>).
+
+    >>> roce_gid("10.128.0.1")
+    '0000:0000:0000:0000:0000:ffff:0a80:0001'
+    """
+    a, b, c, d = ipaddress.IPv4Address(address).packed
+    return f"0000:0000:0000:0000:0000:ffff:{a:02x}{b:02x}:{c:02x}{d:02x}"
+
+
+def hostlist(names: list[str] | tuple[str, ...]) -> str:
+    """A Slurm host list with runs of numbered names folded into ranges.
+
+    >>> hostlist(["gpu001", "gpu002", "gpu003", "gpu007", "login"])
+    'gpu[001-003,007],login'
+    """
+    runs: dict[tuple[str, int], list[int]] = {}
+    plain: list[str] = []
+    for name in names:
+        m = re.fullmatch(r"([A-Za-z][A-Za-z0-9-]*?)(\d+)", name)
+        if m:
+            runs.setdefault((m.group(1), len(m.group(2))), []).append(int(m.group(2)))
+        else:
+            plain.append(name)
+    parts: list[str] = []
+    for (prefix, width), numbers in sorted(runs.items()):
+        numbers.sort()
+        spans: list[str] = []
+        start = prev = numbers[0]
+        for n in [*numbers[1:], None]:
+            if n is not None and n == prev + 1:
+                prev = n
+                continue
+            spans.append(f"{start:0{width}d}" if start == prev else f"{start:0{width}d}-{prev:0{width}d}")
+            if n is not None:
+                start = prev = n
+        parts.append(f"{prefix}[{','.join(spans)}]" if len(numbers) > 1 else f"{prefix}{spans[0]}")
+    return ",".join(parts + sorted(plain, key=natural_key))
+
+
+def perftest_command(pair: PerftestPair, bw: BandwidthPlan, side: str) -> str:
+    """The ib_write_bw command line of one side of a pair, as run-perftest.sh runs it on the host."""
+    port = pair.client if side == "client" else pair.server
+    gid = str(bw.gid_index) if bw.gid_index is not None else f"<index of GID {roce_gid(port.address)}>"
+    words = ["ib_write_bw", "-d", port.device, "-x", gid, "-F", "--report_gbits", "-D", str(bw.duration_s),
+             "-q", str(pair.qps), "-p", str(pair.port), f"--tclass={bw.tclass}"]
+    return " ".join([*words, pair.server.address] if side == "client" else words)
+
+
+def _rounds_text(plan: FabricPlan, bw: BandwidthPlan) -> str:
+    cover = coverage(plan, bw.pairs)
+    lines = [f"# {line}" for line in header_lines(plan.source, TARGET, "fabric")]
+    lines += [
+        "#",
+        f"# ib_write_bw acceptance pairs of {plan.source.fabric}: {len(bw.pairs)} pairs in {bw.rounds} rounds of "
+        f"{bw.duration_s} s (run-perftest.sh runs them).",
+        "# Every RDMA port is a client once and a server once; no NIC and no leaf is in two pairs of one round.",
+        f"# A pair passes at {bw.percent} % of the slower end's line rate (a bond counts both members).",
+        f"# --tclass={bw.tclass}: plain verbs perftest sends traffic class 0 unless given one; this is the fabric's "
+        "RoCE ToS, so the test runs in the lossless queue.",
+    ]
+    if cover.hops:
+        lines.append(f"# Coverage: each direction of each of the {cover.hops // 2} fabric links is on an equal-cost "
+                     f"path of some pair; spread evenly by ECMP, the least covered expects {cover.least:.1f} QPs"
+                     + (f", and {len(cover.uncovered)} directions none" if cover.uncovered else "") + ".")
+    if not any(p.crosses_spines for p in bw.pairs):
+        lines.append("# No two hosts sit behind different leaves, so no pair crosses a spine.")
+    current = 0
+    for pair in bw.pairs:
+        if pair.round != current:
+            current = pair.round
+            lines += ["", f"round {current}"]
+        lines += [
+            f"  pair {pair.number}: {pair.client.name} -> {pair.server.name} ({pair.scope}), {pair.qps} QPs, "
+            f"at least {pair.min_gbps:g} Gb/s ({bw.percent} % of {pair.line_rate_gbps} Gb/s)",
+            f"    server {pair.server.host} {pair.server.address}: {perftest_command(pair, bw, 'server')}",
+            f"    client {pair.client.host} {pair.client.address}: {perftest_command(pair, bw, 'client')}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _port(port: RdmaPort) -> dict[str, Any]:
+    return {"host": port.host, "device": port.device, "address": port.address,
+            "line_rate_gbps": port.line_rate_gbps}
+
+
+def expected_document(plan: FabricPlan, bw: BandwidthPlan) -> dict[str, Any]:
+    """What the checker compares results with; `rocefab bandwidth check` reads it back (rocefab/bandwidth)."""
+    nccl = None if bw.nccl is None else {
+        "tool": "all_reduce_perf", "hosts": list(bw.nccl.hosts), "max_bytes": bw.nccl.max_bytes,
+        "node_line_rate_gbps": bw.nccl.node_line_rate_gbps, "percent_of_line_rate": bw.nccl.percent,
+        "min_busbw_gbytes_per_s": bw.nccl.min_busbw_gbytes}
+    return {
+        "format": EXPECTED_FORMAT,
+        "fabric": plan.source.fabric,
+        "intent_sha256": plan.source.intent_sha256,
+        "generated_by": f"rocefab {plan.source.rocefab_version}",
+        "perftest": {
+            "tool": "ib_write_bw", "percent_of_line_rate": bw.percent, "duration_s": bw.duration_s,
+            "tclass": bw.tclass, "rounds": bw.rounds,
+            "pairs": [{"round": p.round, "pair": p.number, "client": _port(p.client), "server": _port(p.server),
+                       "scope": p.scope, "qps": p.qps, "port": p.port, "line_rate_gbps": p.line_rate_gbps,
+                       "min_gbps": p.min_gbps} for p in bw.pairs],
+        },
+        "nccl": nccl,
+    }
+
+
+def render_bandwidth_tests(plan: FabricPlan) -> list[tuple[str, str, str]]:
+    """The files of bandwidth-tests/ as (path from the output folder, kind, content); scripts are the .sh and
+    .sbatch ones."""
+    bw = bandwidth_plan(plan)
+    header = header_lines(plan.source, TARGET, "fabric")
+    pairs = [{"round": p.round, "number": p.number, "client": p.client, "server": p.server, "port": p.port,
+              "qps": p.qps, "client_gid": roce_gid(p.client.address), "server_gid": roce_gid(p.server.address)}
+             for p in bw.pairs]
+    q = plan.qos
+    files = [
+        (f"{FOLDER}/perftest-rounds.txt", "perftest-plan", _rounds_text(plan, bw)),
+        (f"{FOLDER}/run-perftest.sh", "perftest-script", render(
+            "bandwidth/run-perftest.sh.j2", header=header, pairs=pairs, rounds=bw.rounds, duration=bw.duration_s,
+            tclass=bw.tclass, dscp=q.roce_dscp, priority=q.roce_priority, gid_index=bw.gid_index,
+            expected_name=EXPECTED)),
+    ]
+    if bw.nccl is not None:
+        # always quoted: NCCL's exact-match values start with '=', which shlex leaves bare and shellcheck flags
+        env = [(key, "'" + value.replace("'", "'\\''") + "'") for key, value in plan.host_profile.nccl_env]
+        context = {"header": header, "nccl": bw.nccl, "env": env, "expected_name": EXPECTED,
+                   "nodelist": hostlist(bw.nccl.hosts)}
+        files += [
+            (f"{FOLDER}/nccl-allreduce.sbatch", "nccl-sbatch", render("bandwidth/nccl-allreduce.sbatch.j2", **context)),
+            (f"{FOLDER}/nccl-allreduce-mpirun.sh", "nccl-mpirun",
+             render("bandwidth/nccl-allreduce-mpirun.sh.j2", **context)),
+        ]
+    files.append((f"{FOLDER}/{EXPECTED}", "bandwidth-expected",
+                  dumps_outline(expected_document(plan, bw))))
+    return files
