@@ -1,8 +1,10 @@
 """A fake GPU host for running rendered host scripts without root and without touching the machine.
 
 `make_host` builds a freshly booted host under a folder: `<root>/sys` (the fake sysfs plus the stubs' private state,
-see hoststubs/_state.py), an empty `<root>/etc` and `<root>/usr/local/sbin`. `host_env` is the environment a script
-needs to run against it with the stubs in hoststubs/ first on PATH; `run_script` runs one; `stub` runs one stub
+see hoststubs/_state.py, and the PCIe hardware below the netdevs, see hoststubs/_hardware.py), `<root>/proc` (the
+kernel command line and loaded modules), an empty `<root>/etc` and `<root>/usr/local/sbin`. `edit_hardware` changes
+the hardware behind a script's back (a downgraded PCIe link, ACS left on, a small BAR1). `host_env` is the environment
+a script needs to run against it with the stubs in hoststubs/ first on PATH; `run_script` runs one; `stub` runs one stub
 command, to change the host behind a script's back; `snapshot` captures every file, folder and symlink for
 before/after comparisons.
 
@@ -15,24 +17,50 @@ from __future__ import annotations
 import importlib.util
 import marshal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 STUBS = Path(__file__).resolve().parent / "hoststubs"
-TOOLS = ("ip", "ethtool", "mlnx_qos", "cma_roce_tos", "cma_roce_mode")
+TOOLS = ("ip", "ethtool", "mlnx_qos", "cma_roce_tos", "cma_roce_mode", "lspci", "nvidia-smi", "rdma", "ofed_info")
 SYSTEM_PATH = "/usr/bin:/bin"
+# what a GPU server with MLNX_OFED boots with: the IOMMU on in passthrough, GPUDirect RDMA's modules loaded
+CMDLINE = "BOOT_IMAGE=/boot/vmlinuz-6.8.0-45-generic root=UUID=4f1c2d9e-0b7a-4c55-9a51-2c3e8d1f6a70 ro " \
+          "intel_iommu=on iommu=pt"
+MODULES = ("nvidia_peermem 16384 0 - Live 0x0000000000000000 (OE)",
+           "nvidia_uvm 4956160 0 - Live 0x0000000000000000 (OE)",
+           "nvidia 54284288 2 nvidia_peermem,nvidia_uvm, Live 0x0000000000000000 (OE)",
+           "mlx5_ib 483328 0 - Live 0x0000000000000000 (OE)",
+           "ib_uverbs 196608 2 nvidia_peermem,mlx5_ib, Live 0x0000000000000000 (OE)",
+           "mlx5_core 2629632 1 mlx5_ib, Live 0x0000000000000000 (OE)",
+           "ib_core 507904 3 mlx5_ib,ib_uverbs,mlx5_core, Live 0x0000000000000000 (OE)")
 
 
-def _stub_state() -> ModuleType:
-    """hoststubs/_state.py, loaded by path: the stubs import it as a top-level module from their own folder,
+def _stub_module(name: str) -> ModuleType:
+    """hoststubs/<name>.py, loaded by path: the stubs import it as a top-level module from their own folder,
     and putting that folder on sys.path here would shadow names for the whole process."""
-    spec = importlib.util.spec_from_file_location("rocefab_lab_hoststate", STUBS / "_state.py")
+    spec = importlib.util.spec_from_file_location(f"rocefab_lab_host{name.strip('_')}", STUBS / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _stub_state() -> ModuleType:
+    return _stub_module("_state")
+
+
+def _cards(netdevs: Sequence[str], roce_lag: Mapping[str, tuple[str, str]]) -> list[list[str]]:
+    """The NIC cards: a RoCE LAG's two PFs share one (its functions 0 and 1), every other netdev has its own."""
+    pairs = {port: list(pair) for pair in roce_lag.values() for port in pair}
+    cards: list[list[str]] = []
+    for name in netdevs:
+        if name not in pairs:
+            cards.append([name])
+        elif pairs[name][0] == name:
+            cards.append(pairs[name])
+    return cards
 
 
 def make_host(root: Path, netdevs: Sequence[str], roce_lag: Mapping[str, tuple[str, str]] | None = None, *,
@@ -67,14 +95,41 @@ def make_host(root: Path, netdevs: Sequence[str], roce_lag: Mapping[str, tuple[s
     if taken:
         raise ValueError(f"RDMA device names {taken} are used more than once")
     (root / "etc").mkdir(parents=True)
+    (root / "proc").mkdir()
+    (root / "proc" / "cmdline").write_text(CMDLINE + "\n")
+    (root / "proc" / "modules").write_text("".join(line + "\n" for line in MODULES))
+    hardware = _stub_module("_hardware")
     host = _stub_state().Host.create(str(root / "sys"), {dev: list(pair) for dev, pair in roce_lag.items()})
+    hw = host.state["hw"] = hardware.default(_cards(netdevs, roce_lag))
+    hardware.render(host.root, hw)
     for i, (name, rdma_device) in enumerate(zip(netdevs, names, strict=True)):
         host.add_physical(name, mac=f"0c:42:a1:00:00:{i + 1:02x}", rdma_device=rdma_device, mtu=mtu,
                           max_mtu=max_mtu, up=up, pause=pause, rings=rings, ring_max=ring_max, trust=trust,
                           ecn_enabled=ecn_enabled, cnp_dscp=cnp_dscp, cnp_802p_prio=cnp_802p_prio,
-                          speed_mbps=speeds.get(name, 400000))
+                          speed_mbps=speeds.get(name, 400000), device=hardware.sysfs_path(hw, hw["netdev_pci"][name]))
     host.commit()
     return root
+
+
+def edit_hardware(root: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    """Change a fake host's hardware (`state(root)["hw"]`: PCI functions with their links, ACS, firmware and GPU
+    memory, the driver stack; see hoststubs/_hardware.py) and render it again, e.g. a link trained at x8:
+    edit_hardware(root, lambda hw: hw["pci"]["0000:12:00.0"]["sta"].__setitem__(1, 8))."""
+    hardware = _stub_module("_hardware")
+    host = _stub_state().Host(str(root / "sys"))
+    hw = host.state["hw"]
+    change(hw)
+    hardware.render(host.root, hw)
+    for name, address in hw["netdev_pci"].items():
+        if host.exists(name):  # a device that moved in the tree: its netdev follows, its RDMA devices with it
+            path = hardware.sysfs_path(hw, address)
+            (root / "sys" / path / "infiniband").mkdir(parents=True, exist_ok=True)
+            link = root / "sys" / "class" / "net" / name / "device"
+            target = Path("..", "..", "..", path)
+            if link.readlink() != target:
+                link.unlink()
+                link.symlink_to(target)
+    host.commit()
 
 
 def host_env(root: Path, path: str = f"{STUBS}:{SYSTEM_PATH}", env: Mapping[str, str] | None = None
@@ -82,6 +137,7 @@ def host_env(root: Path, path: str = f"{STUBS}:{SYSTEM_PATH}", env: Mapping[str,
     """A clean environment (nothing inherited) that points the stubs and the rendered scripts at the fake host."""
     return {"PATH": path, "LC_ALL": "C", "ROCEFAB_SYSFS_ROOT": str(root / "sys"),
             "ROCEFAB_ETC_ROOT": str(root / "etc"), "ROCEFAB_SBIN_ROOT": str(root / "usr" / "local" / "sbin"),
+            "ROCEFAB_PROC_ROOT": str(root / "proc"),
             **(env or {})}
 
 
@@ -106,7 +162,7 @@ def stub(root: Path, tool: str, *args: str, env: Mapping[str, str] | None = None
 
 def state(root: Path) -> dict[str, Any]:
     """The stubs' private kernel state of a fake host (admin state, pause, rings, DCB, addresses, routes of every
-    table, policy rules, rdma_cm)."""
+    table, policy rules, rdma_cm, and under "hw" the hardware)."""
     loaded: dict[str, Any] = marshal.loads((root / "sys" / ".stubstate" / "state.marshal").read_bytes())
     return loaded
 

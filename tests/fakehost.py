@@ -13,6 +13,7 @@ from rocefab.lab.fakehost import (  # noqa: F401 - re-exported for the host-scri
     SYSTEM_PATH,
     TOOLS,
     diff,
+    edit_hardware,
     host_env,
     make_host,
     run_script,

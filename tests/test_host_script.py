@@ -1,6 +1,6 @@
 """The rendered host script, run for real (bash) against the fake Linux host of lab/fakehost.py:
 --check on a fresh host, apply, idempotency, drift detection, prerequisites, exit codes, failing and lying tools;
-plus `bash -n` / shellcheck for every rendered host script."""
+plus `bash -n` / shellcheck for every rendered host script (the NIC/bond script and the preflight)."""
 
 from __future__ import annotations
 
@@ -51,8 +51,12 @@ def host_files(intent: str) -> dict[str, str]:
     return {f.path: f.content for f in render_fabric(checked.plan) if f.path.startswith("hosts/")}
 
 
+# the host's shell scripts: the NIC/bond script and the read-only preflight
+SCRIPT_SUFFIXES = (".roce.sh", ".preflight.sh")
+
+
 def host_scripts() -> list[tuple[str, str]]:
-    return [(intent, path) for intent in INTENTS for path in host_files(intent) if path.endswith(".roce.sh")]
+    return [(intent, path) for intent in INTENTS for path in host_files(intent) if path.endswith(SCRIPT_SUFFIXES)]
 
 
 def write_script(folder: Path, intent: str, host: str) -> Path:
@@ -419,23 +423,24 @@ def test_stubs_behave_like_the_real_tools(pristine: Path) -> None:
 # --- syntax ---------------------------------------------------------------------------------------------------------
 
 
-# Scripts of one example come from one template and differ only in names and values; a few of each example
+# Scripts of one kind and example come from one template and differ only in names and values; a few of each
 # say everything shellcheck and `bash -n` can say, without linting a thousand copies of a large fabric.
 SCRIPTS_PER_EXAMPLE = 4
 
 
 def write_all_scripts(folder: Path) -> list[Path]:
     scripts = []
-    taken: dict[str, int] = {}
+    taken: dict[tuple[str, str], int] = {}
     for intent, path in host_scripts():
-        taken[intent] = taken.get(intent, 0) + 1
-        if taken[intent] > SCRIPTS_PER_EXAMPLE:
+        kind = next(suffix for suffix in SCRIPT_SUFFIXES if path.endswith(suffix))
+        taken[intent, kind] = taken.get((intent, kind), 0) + 1
+        if taken[intent, kind] > SCRIPTS_PER_EXAMPLE:
             continue
         script = folder / intent / Path(path).name
         script.parent.mkdir(parents=True, exist_ok=True)
         script.write_text(host_files(intent)[path], encoding="utf-8")
         scripts.append(script)
-    assert len(scripts) >= 2 * len(INTENTS)
+    assert len(scripts) >= 2 * len(INTENTS) * len(SCRIPT_SUFFIXES)
     return scripts
 
 

@@ -9,7 +9,7 @@ exactly what the stubs changed:
     class/net/<if>/master -> ../<bond>, upper_<bond>; class/net/<bond>/lower_<if>
     class/net/<bond>/bonding/{mode,lacp_rate,xmit_hash_policy,miimon,slaves,mii_status}   real formats
     class/net/<if>/ecn/roce_{np,rp}/enable/<0-7>, roce_np/{cnp_dscp,cnp_802p_prio}        plain files
-    class/net/<if>/device/infiniband/<rdma device>
+    class/net/<if>/device/infiniband/<rdma device>           device -> the PCI function (hardware: _hardware.py)
     class/infiniband/<dev>/ports/1/{gids,gid_attrs/types,gid_attrs/ndevs}/<index>, link_layer, state
     class/infiniband/<dev>/tc/1/traffic_class   mlx5's: empty until written, then "Global tclass=N" from the next
                                 stub call on (a script reading straight after its own write sees the plain number)
@@ -268,9 +268,11 @@ class Host:
                      up: bool = True, pause: tuple[bool, bool, bool] = (False, True, True),
                      rings: tuple[int, int] = (1024, 1024), ring_max: int = 8192, trust: str = "pcp",
                      ecn_enabled: bool = False, cnp_dscp: int = 48, cnp_802p_prio: int = 6,
-                     speed_mbps: int = 400000) -> None:
+                     speed_mbps: int = 400000, device: str | None = None) -> None:
         """A ConnectX PF netdev with the MLNX_OFED/DOCA ECN sysfs, as a freshly booted host shows it; its link
-        comes up at `speed_mbps` (what the cable and the far end negotiate)."""
+        comes up at `speed_mbps` (what the cable and the far end negotiate). `device` is the folder of its PCI
+        function (devices/pci.../<address>, see _hardware.py), which `device` links to as in the kernel; without
+        one, `device` is a plain folder."""
         self.netdevs[name] = {
             "kind": "physical", "ifindex": self._new_ifindex(), "mac": mac, "up": up, "cable": True,
             "speed": speed_mbps,
@@ -289,7 +291,11 @@ class Host:
                 write_atomic(join(d, "ecn", point, "enable", str(prio)), f"{int(ecn_enabled)}\n")
         write_atomic(join(d, "ecn", "roce_np", "cnp_dscp"), f"{cnp_dscp}\n")
         write_atomic(join(d, "ecn", "roce_np", "cnp_802p_prio"), f"{cnp_802p_prio}\n")
-        os.makedirs(join(d, "device", "infiniband"), exist_ok=True)
+        if device is None:
+            os.makedirs(join(d, "device", "infiniband"), exist_ok=True)
+        else:
+            os.makedirs(join(self.root, device, "infiniband"), exist_ok=True)
+            symlink_atomic(join(d, "device"), join("..", "..", "..", device))
 
     def add_bond(self, name: str, *, mode: int, miimon: int, lacp_rate: int, xmit_hash_policy: int) -> None:
         if name in self.netdevs or os.path.lexists(join(self.net, name)):
@@ -521,7 +527,7 @@ class Host:
         for port in dev.get("slaves", []):
             links[f"lower_{port}"] = f"../{port}"
         for entry in os.listdir(d):
-            if os.path.islink(join(d, entry)) and entry not in links:
+            if os.path.islink(join(d, entry)) and entry not in links and entry != "device":  # device: its PCI function
                 os.unlink(join(d, entry))
         for link, target in links.items():
             symlink_atomic(join(d, link), target)

@@ -1,11 +1,11 @@
 """GPU host: plan -> structured config (`HostConfig`) -> NIC/bond script (with --check), NCCL environment and the
-systemd unit that re-runs the script at boot."""
+systemd unit that re-runs the script at boot; plus the read-only preflight script (preflight.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from rocefab.platforms.host import TARGET
+from rocefab.platforms.host import TARGET, preflight
 from rocefab.platforms.unit import UnitFile
 from rocefab.renderers.plan import FabricPlan, Host, HostBond, HostNic
 from rocefab.renderers.templating import header_lines, render
@@ -107,9 +107,12 @@ def render_nccl_env(plan: FabricPlan, host: Host) -> str:
 
 
 def render_host(plan: FabricPlan, host: Host, target: str) -> list[UnitFile]:
-    """The host's files: its NIC/bond script (the deploy candidate) and its NCCL environment."""
+    """The host's files: its NIC/bond script (the deploy candidate), its NCCL environment, the boot unit, and the
+    read-only preflight that checks what the script cannot set (PCIe, BIOS, drivers)."""
     config = build(plan, host, target)
     unit = _render("host/roce.service.j2", config)
+    checks = preflight.build(plan, host, config.script_name, target)
     return [UnitFile(".roce.sh", "host-script", _script(config, unit), executable=True),
             UnitFile(".nccl.env", "nccl-env", _render("host/nccl.env.j2", config)),
-            UnitFile(".roce.service", "systemd-unit", unit)]
+            UnitFile(".roce.service", "systemd-unit", unit),
+            UnitFile(".preflight.sh", "host-preflight", preflight.render_preflight(checks), executable=True)]
