@@ -23,8 +23,11 @@ class Monitoring(IntentModel):
         0.01, description="RoCE retransmissions (NIC out-of-sequence and sequence-error NAKs, ACK timeouts), "
                           "as a percentage of the RDMA packets the NIC sent")
     pause_surge_factor: StrictInt = Field(
-        10, ge=2, le=1000, description="PFC pause frames per second against the same port's rate over the last "
-                                       "day: an alert when now exceeds the baseline this many times over")
+        10, ge=2, le=1000, description="PFC pause frames per second against the same port's own baseline: an "
+                                       "alert when now exceeds the baseline this many times over")
+    pause_baseline_s: StrictInt = Field(
+        3600, ge=600, le=604_800, description="how far back a port's pause-rate baseline reaches (it ends where "
+                                              "a surge that fires now began, so the surge is not its own baseline)")
     pause_surge_floor_per_s: StrictInt = Field(
         100, ge=1, le=10_000_000, description="pause rates below this never count as a surge (an idle port "
                                               "going from 0 to a few frames)")

@@ -320,6 +320,7 @@ class Operations:
     error_rate_percent: float
     retransmit_rate_percent: float
     pause_surge_factor: int
+    pause_baseline_s: int
     pause_surge_floor_per_s: int
     ecn_mark_percent: float
     rate_window_s: int

@@ -8,10 +8,12 @@ from dataclasses import dataclass
 from rocefab.models.catalogue import lookup_model
 from rocefab.platforms import host_unit, unit
 from rocefab.renderers.anta_catalog import render_anta_catalog
+from rocefab.renderers.bandwidth import render_bandwidth_tests
 from rocefab.renderers.bom import render_bom_csv
 from rocefab.renderers.cabling import connections, render_cabling_csv
 from rocefab.renderers.containerlab import render_containerlab
 from rocefab.renderers.diagram import render_topology_svg
+from rocefab.renderers.monitoring import render_monitoring
 from rocefab.renderers.plan import FabricPlan, Host, Switch, plan_to_json
 from rocefab.renderers.summary import fabric_summary, summary_to_json
 
@@ -23,6 +25,9 @@ class RenderedFile:
     kind: str
     content: str
     executable: bool = False
+
+
+EXECUTABLE = (".sh", ".sbatch")  # fabric-wide scripts: the bandwidth tests' runners
 
 
 def target_of(switch: Switch) -> str:
@@ -69,7 +74,10 @@ def fabric_files(plan: FabricPlan, with_plan: bool = True) -> list[RenderedFile]
     catalog = render_anta_catalog(plan)
     if catalog is not None:
         fabric.append(("anta/catalog.yml", "anta-catalog", catalog))
-    files = [RenderedFile(path, "fabric", kind, content) for path, kind, content in fabric]
+    fabric += render_monitoring(plan)
+    fabric += render_bandwidth_tests(plan)
+    files = [RenderedFile(path, "fabric", kind, content, executable=path.endswith(EXECUTABLE))
+             for path, kind, content in fabric]
     return [*files, plan_file(plan)] if with_plan else files
 
 

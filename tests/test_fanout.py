@@ -24,5 +24,7 @@ def test_parallel_render_matches_serial(tmp_path: Path) -> None:
     assert sorted(serial, key=lambda e: e.path) == sorted(parallel, key=lambda e: e.path)
     assert _tree(tmp_path / "serial") == _tree(tmp_path / "parallel")
     manifest = json.loads((tmp_path / "parallel" / "manifest.json").read_text())["files"]
-    assert len(manifest) == len(serial) == 3 * (len(plan.hosts)) + len(plan.switches) * 1 + 6 + sum(
-        1 for s in plan.switches if s.platform == "cumulus") + any(s.platform == "eos" for s in plan.switches)
+    # per host: script, NCCL env, boot unit, preflight; per switch its config (and NVUE's command list); fabric:
+    # cabling, BOM, diagram, lab cut, summary, plan, ANTA catalog (EOS), five monitoring and five bandwidth files
+    assert len(manifest) == len(serial) == 4 * (len(plan.hosts)) + len(plan.switches) * 1 + 6 + sum(
+        1 for s in plan.switches if s.platform == "cumulus") + any(s.platform == "eos" for s in plan.switches) + 10

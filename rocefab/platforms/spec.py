@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from rocefab.platforms.telemetry import SwitchTelemetry
+
 
 class Multihoming(StrEnum):
     MLAG = "mlag"
@@ -80,6 +82,8 @@ class PlatformSpec:
     gnmi_port: int | None = None
     gnmi_tls: bool = True
     gnmi_get: bool = True
+    # The queue, PFC and watchdog counters it streams over gNMI (the monitoring rules and collector read them).
+    telemetry: SwitchTelemetry | None = None
 
     def is_reserved_vlan(self, vlan: int) -> bool:
         return any(low <= vlan <= high for low, high in self.reserved_vlans)

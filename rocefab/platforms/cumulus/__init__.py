@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rocefab.platforms.spec import Multihoming, PlatformSpec
+from rocefab.platforms.telemetry import QUEUES, SwitchTelemetry
 from rocefab.platforms.unit import (
     ContainerlabNode,
     DeviceUnit,
@@ -62,6 +63,21 @@ SPEC = PlatformSpec(
     gnmi_port=9339,
     gnmi_tls=True,
     gnmi_get=False,
+    telemetry=SwitchTelemetry(
+        paths=(f"{QUEUES}/wred-dropped-pkts", f"{QUEUES}/no-buffer-uc-dropped-pkts", f"{QUEUES}/transmit-pkts",
+               f"{QUEUES}/ecn-marked-pkts",
+               "/qos/interfaces/interface/switch-priority/state/counters/in-pause-pkts",
+               "/qos/interfaces/interface/switch-priority/state/counters/out-pause-pkts"),
+        queue_name="{n}",
+        # no dropped-pkts leaf: WRED drops plus drops for want of buffer
+        queue_drops=("wred-dropped-pkts", "no-buffer-uc-dropped-pkts"), queue_ecn_marked="ecn-marked-pkts",
+        pfc=("/qos/interfaces/interface/switch-priority/state/counters/in-pause-pkts",
+             "/qos/interfaces/interface/switch-priority/state/counters/out-pause-pkts"),
+        watchdog=None,  # not in 5.14's list of gNMI metrics
+        source="Cumulus Linux 5.14 user guide, gNMI Streaming, supported metrics (queue names are the traffic "
+               "class: queue[name=1])",
+        # 5.13 takes credentials only from an HTTP Basic header; 5.14 also from gRPC metadata
+        gnmi_auth_scheme="Basic"),
 )
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rocefab.platforms.spec import Multihoming, PlatformSpec
+from rocefab.platforms.telemetry import QUEUES, SwitchTelemetry
 from rocefab.platforms.unit import (
     ContainerlabNode,
     DeviceUnit,
@@ -57,6 +58,19 @@ SPEC = PlatformSpec(
     gnmi_port=6030,
     gnmi_tls=False,
     gnmi_get=True,
+    telemetry=SwitchTelemetry(
+        paths=(f"{QUEUES}/dropped-pkts", f"{QUEUES}/transmit-pkts", f"{QUEUES}/ecn-marked-pkts",
+               "/interfaces/interface/ethernet/pfc/priorities/priority/state/in-frames",
+               "/interfaces/interface/ethernet/pfc/priorities/priority/state/out-frames",
+               "/interfaces/interface/ethernet/pfc/watchdog/tx-queues/tx-queue/state/stuck-count"),
+        # TODO(confirm on 4.34): the queue names of EOS's openconfig-qos list, taken as the traffic class number
+        queue_name="{n}",
+        queue_drops=("dropped-pkts",), queue_ecn_marked="ecn-marked-pkts",
+        pfc=("/interfaces/interface/ethernet/pfc/priorities/priority/state/in-frames",
+             "/interfaces/interface/ethernet/pfc/priorities/priority/state/out-frames"),
+        watchdog="/interfaces/interface/ethernet/pfc/watchdog/tx-queues/tx-queue/state/stuck-count",
+        source="aristanetworks/yang, EOS 4.3x: openconfig-qos queue state; arista-intf-augments PFC priorities "
+               "and watchdog tx-queues"),
 )
 
 # Blocks of the running config a replace keeps: the device's accounts, management plane and logging.

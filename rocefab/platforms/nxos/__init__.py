@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rocefab.platforms.spec import Multihoming, PlatformSpec
+from rocefab.platforms.telemetry import QUEUES, SwitchTelemetry
 from rocefab.platforms.unit import (
     ContainerlabNode,
     DeviceUnit,
@@ -69,6 +70,13 @@ SPEC = PlatformSpec(
     gnmi_port=50051,
     gnmi_tls=True,
     gnmi_get=True,
+    telemetry=SwitchTelemetry(
+        paths=(f"{QUEUES}/dropped-pkts", f"{QUEUES}/transmit-pkts"),
+        queue_name="c-out-8q-q{n}", class_default_queue="c-out-8q-q-default",
+        queue_drops=("dropped-pkts",), queue_ecn_marked=None,
+        pfc=None,  # only in the NX-OS device YANG (per queuing class): not subscribed yet
+        watchdog=None,
+        source="Cisco Nexus 9000 OpenConfig YANG 10.3(x) guide, OC QoS: output queue statistics"),
 )
 
 PRESERVED = (

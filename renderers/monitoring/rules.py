@@ -1,0 +1,232 @@
+"""Prometheus alerting rules from the plan: each alert's expression, over the metric names of the exporter that
+produces the signal (exporters.py), joined with the plan's own series (plan_series.py) so it carries the far end,
+tier, pod and rail of the port, and a runbook annotation naming the `rocefab doctor` diagnosis that explains it.
+
+Thresholds come from the intent's `monitoring` section (defaults: port errors above 0.001 % of packets, RoCE
+retransmissions above 0.01 % of packets sent). Every alert has a promtool unit test (rule_tests.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rocefab.renderers.monitoring import exporters as x
+from rocefab.renderers.monitoring.plan_series import BGP_SESSION, ECMP_PATHS, LOSSLESS_QUEUE, PORT_INFO, PORT_SPEED
+from rocefab.renderers.plan import FabricPlan, Operations
+
+PLACE = "peer, peer_port, tier, pod, rail"
+def baseline_offset_s(ops: Operations) -> int:
+    """Where a pause rate's baseline ends: before a surge that is firing now began (its rate window and hold
+    time), so the surge is not yet part of what it is compared with."""
+    return (-(-(ops.rate_window_s + ops.for_s) // 60) + 5) * 60
+
+
+@dataclass(frozen=True, slots=True)
+class Alert:
+    name: str
+    expr: str
+    for_s: int
+    severity: str  # critical: the fabric is not lossless or a path is gone; warning: it is degrading
+    doctor: str  # the `rocefab doctor` diagnosis code that names the cause
+    summary: str
+    scope: str  # "switch" or "host": which group the rule sits in
+
+
+def duration(seconds: int) -> str:
+    """A Prometheus duration: 300 -> 5m, 90 -> 90s, 86400 -> 1d."""
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds and seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def _percent(value: float) -> str:
+    return format(value, "g")
+
+
+def _planned(expr: str, info: str = PORT_INFO) -> str:
+    """`expr` restricted to planned ports, carrying where each port sits."""
+    return f"({expr}) * on (device, port) group_left ({PLACE}) {info}"
+
+
+def _reporting(metric: str) -> str:
+    return f"on (device) count by (device) ({metric})"
+
+
+def switch_alerts(plan: FabricPlan) -> list[Alert]:
+    ops = plan.operations
+    w = duration(ops.rate_window_s)
+    err = _percent(ops.error_rate_percent)
+    ecn = _percent(ops.ecn_mark_percent)
+    up = f"({x.OPER_STATUS} == 1)"
+    established = f"({x.BGP_STATE} == {x.BGP_ESTABLISHED})"
+    up_sessions = f'{established} * on (device, neighbor) group_left {BGP_SESSION}{{direction="up"}}'
+    lossless = f"on (device, queue) group_left (priority) {LOSSLESS_QUEUE}"
+    drops = f"sum by (device, port, queue) (increase({x.union(x.QUEUE_DROPS)}[{w}]))"
+    alerts = [
+        Alert("RocefabSwitchInputErrors",
+              _planned(f"100 * rate({x.IN_ERRORS}[{w}]) / rate({x.IN_PKTS}[{w}]) > {err}"),
+              ops.for_s, "warning", "input-errors",
+              f"{{{{ $labels.device }}}} {{{{ $labels.port }}}} (to {{{{ $labels.peer }}}}): "
+              f"{{{{ $value | printf \"%.4f\" }}}} % of packets in are errors, above {err} %", "switch"),
+        Alert("RocefabSwitchOutputErrors",
+              _planned(f"100 * rate({x.OUT_ERRORS}[{w}]) / rate({x.OUT_PKTS}[{w}]) > {err}"),
+              ops.for_s, "warning", "input-errors",
+              f"{{{{ $labels.device }}}} {{{{ $labels.port }}}} (to {{{{ $labels.peer }}}}): "
+              f"{{{{ $value | printf \"%.4f\" }}}} % of packets out are errors, above {err} %", "switch"),
+        Alert("RocefabLinkDown",
+              f'{PORT_INFO}{{tier!="host"}} unless on (device, port) {up} and {_reporting(x.OPER_STATUS)}',
+              ops.for_s, "critical", "link-down",
+              "{{ $labels.device }} {{ $labels.port }} to {{ $labels.peer }} {{ $labels.peer_port }} is not up",
+              "switch"),
+        Alert("RocefabLinkBelowPlannedSpeed",
+              _planned(f"{x.PORT_SPEED} * 125000000 < on (device, port) group_left () {PORT_SPEED} "
+                       f"and on (device, port) {up}"),
+              ops.for_s, "warning", "link-wrong-speed",
+              "{{ $labels.device }} {{ $labels.port }} to {{ $labels.peer }} is up at {{ $value | printf \"%.0f\" }}"
+              " B/s, below its planned speed", "switch"),
+        Alert("RocefabLosslessQueueDrops",
+              _planned(f"{drops} * {lossless} > 0"),
+              0, "critical", "lossless-drops",
+              "{{ $labels.device }} {{ $labels.port }} dropped {{ $value | printf \"%.0f\" }} packets of lossless "
+              "priority {{ $labels.priority }} (queue {{ $labels.queue }}): PFC is not holding", "switch"),
+        Alert("RocefabSwitchEcnMarks",
+              _planned(f"100 * sum by (device, port, queue) (rate({x.union(x.QUEUE_ECN)}[{w}])) "
+                       f"/ sum by (device, port, queue) (rate({x.QUEUE_TRANSMIT}[{w}])) * {lossless} > {ecn}"),
+              ops.for_s, "warning", "oversubscribed",
+              f"{{{{ $labels.device }}}} {{{{ $labels.port }}}}: {{{{ $value | printf \"%.2f\" }}}} % of lossless "
+              f"packets leave ECN-marked, above {ecn} %: sustained congestion towards {{{{ $labels.peer }}}}",
+              "switch"),
+        Alert("RocefabSwitchPfcWatchdog",
+              _planned(f"sum by (device, port, queue) (increase({x.union(x.WATCHDOG)}[{w}])) * {lossless} > 0"),
+              0, "critical", "pause-storm",
+              "{{ $labels.device }} {{ $labels.port }}: the PFC watchdog found queue {{ $labels.queue }} stuck "
+              "{{ $value | printf \"%.0f\" }} times (a pause storm from {{ $labels.peer }})", "switch"),
+        Alert("RocefabBgpSessionDown",
+              f"{BGP_SESSION} unless on (device, neighbor) {established} and {_reporting(x.BGP_STATE)}",
+              ops.for_s, "critical", "bgp-down",
+              "{{ $labels.device }}: BGP to {{ $labels.peer }} ({{ $labels.neighbor }}) is not established",
+              "switch"),
+        Alert("RocefabEcmpBelowPlan",
+              f"{ECMP_PATHS} > on (device) group_left () (count by (device) ({up_sessions}) "
+              f"or on (device) 0 * {ECMP_PATHS}) and {_reporting(x.BGP_STATE)}",
+              ops.for_s, "critical", "bgp-down",
+              "{{ $labels.device }}: fewer equal-cost uplinks established than the {{ $value }} planned",
+              "switch"),
+        Alert("RocefabSwitchNotReporting",
+              f'count by (device) ({PORT_INFO}{{tier!="host"}}) unless {_reporting(x.OPER_STATUS)}',
+              ops.for_s, "warning", "unreachable",
+              "{{ $labels.device }} sends no interface telemetry (gNMI server, credentials, reachability?)",
+              "switch"),
+    ]
+    for p in plan.qos.lossless_priorities:
+        for direction, metrics, who in (("Received", x.PFC_RX, "from {{ $labels.peer }}"),
+                                        ("Sent", x.PFC_TX, "to {{ $labels.peer }}")):
+            pauses = f"sum by (device, port, priority) (rate({x.union(metrics, priority=str(p))}[{w}]))"
+            alerts.append(Alert(
+                f"RocefabSwitchPauseSurge{direction}Prio{p}",
+                _planned(_surge_of(pauses, ops)),
+                ops.for_s, "warning", "pause-storm",
+                f"{{{{ $labels.device }}}} {{{{ $labels.port }}}}: {{{{ $value | printf \"%.0f\" }}}} PFC pauses/s "
+                f"{who} on priority {p}, over {ops.pause_surge_factor}x its baseline", "switch"))
+    return alerts
+
+
+def _surge_of(now: str, ops: Operations) -> str:
+    w = duration(ops.rate_window_s)
+    baseline = (f"avg_over_time(({now})[{duration(ops.pause_baseline_s)}:{w}] "
+                f"offset {duration(baseline_offset_s(ops))})")
+    return f"{now} > {ops.pause_surge_factor} * {baseline} and {now} > {ops.pause_surge_floor_per_s}"
+
+
+def _pause_surge(metric: str, ops: Operations) -> str:
+    return _planned(_surge_of(f"rate({metric}[{duration(ops.rate_window_s)}])", ops))
+
+
+def host_alerts(plan: FabricPlan) -> list[Alert]:
+    ops = plan.operations
+    w = duration(ops.rate_window_s)
+    err, rtx, ecn = (_percent(v) for v in (ops.error_rate_percent, ops.retransmit_rate_percent,
+                                           ops.ecn_mark_percent))
+    causes = "|".join(c.removesuffix("_total") for c in x.IB_RETRANSMIT_CAUSES)
+    retransmits = f'sum by (device, port) (rate({{__name__=~"{x.IB}_({causes})_total"}}[{w}]))'
+    alerts = [
+        Alert("RocefabHostPortErrors",
+              _planned(f"100 * rate({x.IB_RX_ERRORS}[{w}]) / rate({x.IB_RX_PKTS}[{w}]) > {err}"),
+              ops.for_s, "warning", "input-errors",
+              f"{{{{ $labels.device }}}} {{{{ $labels.port }}}}: {{{{ $value | printf \"%.4f\" }}}} % of packets "
+              f"in are errors, above {err} %", "host"),
+        Alert("RocefabRoceRetransmits",
+              _planned(f"100 * {retransmits} / sum by (device, port) (rate({x.IB_TX_PKTS}[{w}])) > {rtx}"),
+              ops.for_s, "critical", "pfc-missing",
+              f"{{{{ $labels.device }}}} {{{{ $labels.port }}}}: RoCE retransmissions at {{{{ $value | printf "
+              f"\"%.4f\" }}}} % of packets sent, above {rtx} % (drops on the path: PFC, MTU, cabling)", "host"),
+        Alert("RocefabEcnMarks",
+              _planned(f"100 * rate({x.IB_ECN_MARKED}[{w}]) / rate({x.IB_RX_PKTS}[{w}]) > {ecn}"),
+              ops.for_s, "warning", "oversubscribed",
+              f"{{{{ $labels.device }}}} {{{{ $labels.port }}}}: {{{{ $value | printf \"%.2f\" }}}} % of packets "
+              f"arrive ECN-marked, above {ecn} %: sustained congestion towards this NIC", "host"),
+        Alert("RocefabRdmaPortNotActive",
+              _planned(f"{x.IB_STATE} != {x.IB_ACTIVE}"),
+              ops.for_s, "critical", "rdma-inactive",
+              "{{ $labels.device }} {{ $labels.port }}: RDMA port state {{ $value }}, not ACTIVE (4)", "host"),
+        Alert("RocefabRdmaPortBelowPlannedSpeed",
+              _planned(f"{x.IB_RATE} < on (device, port) group_left () {PORT_SPEED}"),
+              ops.for_s, "warning", "link-wrong-speed",
+              "{{ $labels.device }} {{ $labels.port }} runs at {{ $value | printf \"%.0f\" }} B/s, below its planned "
+              "speed",
+              "host"),
+        Alert("RocefabNicPauseStorm",
+              _planned(f"increase({x.NIC_STORM_EVENTS}[{w}]) > 0"),
+              0, "critical", "pause-storm",
+              "{{ $labels.device }} {{ $labels.port }}: the NIC's stall watchdog fired (a PFC pause storm)", "host"),
+        Alert("RocefabHostNotReporting",
+              f'count by (device) ({PORT_INFO}{{tier="host", kind="rdma"}}) unless {_reporting(x.IB_STATE)}',
+              ops.for_s, "warning", "unreachable",
+              "{{ $labels.device }} sends no RDMA metrics (node_exporter down or unreachable?)", "host"),
+    ]
+    for p in plan.qos.lossless_priorities:
+        alerts += [
+            Alert(f"RocefabNicPauseSurgeReceivedPrio{p}",
+                  _pause_surge(x.nic_pause_rx(p), ops),
+                  ops.for_s, "warning", "pause-storm",
+                  f"{{{{ $labels.device }}}} {{{{ $labels.port }}}}: {{{{ $value | printf \"%.0f\" }}}} PFC pauses/s "
+                  f"from {{{{ $labels.peer }}}} on priority {p}, over {ops.pause_surge_factor}x its baseline",
+                  "host"),
+            Alert(f"RocefabNicPauseSurgeSentPrio{p}",
+                  _pause_surge(x.nic_pause_tx(p), ops),
+                  ops.for_s, "warning", "pause-storm",
+                  f"{{{{ $labels.device }}}} {{{{ $labels.port }}}}: sending {{{{ $value | printf \"%.0f\" }}}} PFC "
+                  f"pauses/s on priority {p}, over {ops.pause_surge_factor}x its baseline (the host cannot "
+                  "keep up)", "host"),
+        ]
+    return alerts
+
+
+def all_alerts(plan: FabricPlan) -> list[Alert]:
+    return switch_alerts(plan) + host_alerts(plan)
+
+
+def annotations_of(plan: FabricPlan, alert: Alert) -> dict[str, str]:
+    return {
+        "summary": alert.summary,
+        "runbook": f"rocefab doctor {plan.source.intent_file} -i INVENTORY --only {{{{ $labels.device }}}}"
+                   f" (diagnosis {alert.doctor})",
+    }
+
+
+def rule_document(plan: FabricPlan, alerts: list[Alert]) -> dict[str, Any]:
+    fabric = plan.source.fabric
+    groups: list[dict[str, Any]] = []
+    for scope in ("switch", "host"):
+        rules = []
+        for a in (a for a in alerts if a.scope == scope):
+            rule: dict[str, Any] = {"alert": a.name, "expr": a.expr}
+            if a.for_s:
+                rule["for"] = duration(a.for_s)
+            rule["labels"] = {"severity": a.severity, "fabric": fabric, "doctor": a.doctor}
+            rule["annotations"] = annotations_of(plan, a)
+            rules.append(rule)
+        groups.append({"name": f"rocefab-{fabric}-{scope}-alerts", "rules": rules})
+    return {"groups": groups}

@@ -1,0 +1,212 @@
+"""monitoring/ of the render output, checked by Prometheus' own promtool: the rules parse, every alert fires on a
+bad series and stays silent on a good one (promtool test rules), the tests bite when a rule is wrong, the
+thresholds are the seed's unless the intent says otherwise, and the collectors' configs follow the plan."""
+
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import INTENTS, ROOT, TEST_VERSION, example_plan
+
+from rocefab.deploy.verify.doctor import OVERSUBSCRIBED, RULES
+from rocefab.platforms import unit
+from rocefab.renderers.monitoring import render_monitoring
+from rocefab.renderers.monitoring.plan_series import PORT_INFO, plan_series
+from rocefab.renderers.pipeline import check_file
+from rocefab.renderers.plan import FabricPlan
+
+PROMTOOL = shutil.which("promtool")
+# CI installs Prometheus (.ci/run) and sets ROCEFAB_REQUIRE_TOOLS, so there a missing promtool fails instead of
+# skipping the tests that matter most here.
+needs_promtool = pytest.mark.skipif(
+    PROMTOOL is None and not os.environ.get("ROCEFAB_REQUIRE_TOOLS"),
+    reason="promtool is not installed (apt install prometheus)")
+MIXED = ROOT / "tests" / "lab" / "intents" / "mixed.yaml"
+
+
+def _write(plan: FabricPlan, folder: Path) -> Path:
+    for path, _kind, content in render_monitoring(plan):
+        target = folder / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
+    return folder / "monitoring"
+
+
+def _promtool(folder: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    assert PROMTOOL is not None, "promtool is required here (ROCEFAB_REQUIRE_TOOLS is set)"
+    return subprocess.run([PROMTOOL, *args], cwd=folder, capture_output=True, text=True, input=stdin, check=False,
+                          timeout=300)
+
+
+def _plan_of(path: Path) -> FabricPlan:
+    checked = check_file(path, TEST_VERSION)
+    assert checked.plan is not None, [str(f) for f in checked.findings]
+    return checked.plan
+
+
+def _document(plan: FabricPlan, name: str) -> Any:
+    return next(yaml.safe_load(content) for path, _k, content in render_monitoring(plan)
+                if path == f"monitoring/{name}")
+
+
+def _alerts(plan: FabricPlan) -> dict[str, dict[str, Any]]:
+    return {r["alert"]: r for g in _document(plan, "rules.yml")["groups"] for r in g["rules"]}
+
+
+@needs_promtool
+@pytest.mark.parametrize("source", ["lab", "pod32", "tor128-3tier", "cluster1024-rail", "mixed"])
+def test_promtool_accepts_the_rules_and_their_tests_pass(source: str, tmp_path: Path) -> None:
+    plan = _plan_of(MIXED) if source == "mixed" else example_plan(source)
+    folder = _write(plan, tmp_path)
+    for args in (("check", "rules", "rules.yml"), ("test", "rules", "rules.test.yml"),
+                 ("check", "config", "prometheus.yml")):
+        result = _promtool(folder, *args)
+        assert result.returncode == 0, (args, result.stdout[-3000:], result.stderr[-3000:])
+    series = (folder / "textfile" / "rocefab_plan.prom").read_text(encoding="utf-8")
+    lint = _promtool(folder, "check", "metrics", stdin=series)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+
+
+def test_every_alert_has_a_firing_and_a_silent_test() -> None:
+    plan = example_plan("pod32")
+    tests = _document(plan, "rules.test.yml")["tests"]
+    for name in _alerts(plan):
+        mine = [t for t in tests if t["alert_rule_test"][0]["alertname"] == name]
+        assert sorted(bool(t["alert_rule_test"][0]["exp_alerts"]) for t in mine) == [False, True], name
+
+
+def test_thresholds_are_the_seeds_by_default() -> None:
+    alerts = _alerts(example_plan("lab"))
+    for name in ("RocefabSwitchInputErrors", "RocefabSwitchOutputErrors", "RocefabHostPortErrors"):
+        assert alerts[name]["expr"].count("> 0.001)") == 1, alerts[name]["expr"]
+    assert "> 0.01)" in alerts["RocefabRoceRetransmits"]["expr"]
+    assert alerts["RocefabLinkDown"]["for"] == "2m"
+
+
+OVERRIDE = {"error_rate_percent": 0.05, "retransmit_rate_percent": 0.2, "ecn_mark_percent": 12.5,
+            "pause_surge_factor": 4, "pause_surge_floor_per_s": 1000, "pause_baseline_s": 1800,
+            "rate_window_s": 600, "for_s": 0}
+
+
+def _overridden(tmp_path: Path) -> FabricPlan:
+    intent = yaml.safe_load((INTENTS / "lab.yaml").read_text(encoding="utf-8"))
+    intent["monitoring"] = copy.deepcopy(OVERRIDE)
+    path = tmp_path / "override.yaml"
+    path.write_text(yaml.safe_dump(intent, sort_keys=False), encoding="utf-8")
+    return _plan_of(path)
+
+
+def test_the_intents_thresholds_reach_the_rules(tmp_path: Path) -> None:
+    alerts = _alerts(_overridden(tmp_path))
+    assert "> 0.05)" in alerts["RocefabSwitchInputErrors"]["expr"]
+    assert "[10m]" in alerts["RocefabSwitchInputErrors"]["expr"]
+    assert "> 0.2)" in alerts["RocefabRoceRetransmits"]["expr"]
+    assert "> 12.5)" in alerts["RocefabEcnMarks"]["expr"]
+    surge = alerts["RocefabNicPauseSurgeReceivedPrio3"]["expr"]
+    assert "> 4 * avg_over_time(" in surge and "[30m:10m]" in surge and "> 1000)" in surge
+    assert all("for" not in a for a in alerts.values())
+
+
+@needs_promtool
+def test_the_rendered_tests_follow_an_override(tmp_path: Path) -> None:
+    folder = _write(_overridden(tmp_path), tmp_path / "out")
+    result = _promtool(folder, "test", "rules", "rules.test.yml")
+    assert result.returncode == 0, result.stdout[-3000:]
+
+
+@needs_promtool
+@pytest.mark.parametrize(("alert", "right", "wrong"), [
+    # a threshold a hundred times too lax: the firing test no longer fires
+    ("RocefabSwitchInputErrors", "> 0.001)", "> 0.1)"),
+    # the plan join dropped: the alert loses the far end and tier it must carry
+    ("RocefabRoceRetransmits", " * on (device, port) group_left (peer, peer_port, tier, pod, rail) rocefab_port_info",
+     ""),
+    # "any drop" turned into "more than a few"
+    ("RocefabLosslessQueueDrops", "> 0)", "> 1000)"),
+])
+def test_the_rendered_tests_catch_a_wrong_rule(alert: str, right: str, wrong: str, tmp_path: Path) -> None:
+    folder = _write(example_plan("lab"), tmp_path)
+    rules = yaml.safe_load((folder / "rules.yml").read_text(encoding="utf-8"))
+    for group in rules["groups"]:
+        for rule in group["rules"]:
+            if rule["alert"] == alert:
+                expr = rule["expr"]
+                assert expr.count(right) == 1, expr
+                rule["expr"] = expr.replace(right, wrong)
+    (folder / "rules.yml").write_text(yaml.safe_dump(rules), encoding="utf-8")
+    assert _promtool(folder, "check", "rules", "rules.yml").returncode == 0
+    result = _promtool(folder, "test", "rules", "rules.test.yml")
+    shown = result.stdout + result.stderr
+    assert result.returncode == 1 and f"name: {alert} fires," in shown, shown[-2000:]
+    # and only that alert's test fails
+    assert shown.count(" fires,") + shown.count(" stays silent,") == 1, shown[-2000:]
+
+
+def test_every_alert_names_a_doctor_diagnosis() -> None:
+    codes = {r.code for r in RULES} | {OVERSUBSCRIBED.code}
+    for name, alert in _alerts(example_plan("pod32")).items():
+        assert alert["labels"]["doctor"] in codes, name
+        assert f"(diagnosis {alert['labels']['doctor']})" in alert["annotations"]["runbook"]
+        assert alert["labels"]["severity"] in ("warning", "critical")
+
+
+@pytest.mark.parametrize("name", ["pod32", "cluster1024-rail"])
+def test_the_plan_series_describe_every_planned_port_once(name: str) -> None:
+    plan = example_plan(name)
+    info = [dict(s.labels) for s in plan_series(plan) if s.name == PORT_INFO]
+    keys = [(i["device"], i["port"]) for i in info]
+    assert len(keys) == len(set(keys))
+    expected = {(sw.name, p.name) for sw in plan.switches for p in sw.ports}
+    for h in plan.hosts:
+        expected |= {(h.name, d) for d in h.rdma_devices}
+        expected |= {(h.name, m.netdev) for b in h.bonds for m in b.members} | {(h.name, n.netdev) for n in h.nics}
+    assert set(keys) == expected
+    peers = {(sw.name, p.name): (p.peer.device, p.peer.port) for sw in plan.switches for p in sw.ports}
+    for i in info:
+        if i["tier"] != "host":
+            assert (i["peer"], i["peer_port"]) == peers[(i["device"], i["port"])]
+
+
+def test_gnmic_subscribes_every_switch_where_its_config_serves_gnmi() -> None:
+    plan = example_plan("pod32")
+    gnmic = _document(plan, "gnmic.yml")
+    assert set(gnmic["targets"]) == {sw.name for sw in plan.switches}
+    for sw in plan.switches:
+        spec = unit(sw.platform).spec
+        assert spec is not None and sw.management is not None
+        target = gnmic["targets"][sw.name]
+        assert target["address"] == f"{sw.management.ipv4.split('/')[0]}:{spec.gnmi_port}"
+        assert target.get("skip-verify", False) is spec.gnmi_tls and target.get("insecure", False) is not spec.gnmi_tls
+        assert set(target["subscriptions"]) <= set(gnmic["subscriptions"])
+        assert target["event-tags"] == {"device": sw.name}
+    assert set(gnmic["outputs"]["prometheus"]["event-processors"]) == set(gnmic["processors"])
+
+
+def test_without_management_addressing_gnmic_reaches_the_loopback() -> None:
+    plan = example_plan("lab")
+    targets = _document(plan, "gnmic.yml")["targets"]
+    for sw in plan.switches:
+        assert targets[sw.name]["address"].split(":")[0] == sw.loopback_ipv4.split("/")[0]
+
+
+def test_no_credential_is_written() -> None:
+    for _path, _kind, content in render_monitoring(example_plan("pod32")):
+        assert "password" not in content.lower().replace("gnmic_password=...", "")
+
+
+def test_prometheus_scrapes_every_host_and_relabels_to_device_and_port() -> None:
+    plan = example_plan("pod32")
+    config = _document(plan, "prometheus.yml")
+    jobs = {j["job_name"]: j for j in config["scrape_configs"]}
+    hosts = {c["labels"]["rocefab_host"] for c in jobs["rocefab-hosts"]["static_configs"]}
+    assert hosts == {h.name for h in plan.hosts}
+    assert jobs["rocefab-plan"]["honor_labels"] is True
+    renamed = {r.get("target_label") for r in jobs["rocefab-switches"]["metric_relabel_configs"]}
+    assert {"port", "neighbor", "queue", "priority"} <= renamed
