@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,13 @@ settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 # Golden files and property tests use a fixed version so a release bump does not rewrite every header.
 TEST_VERSION = "0.0.0-test"
+
+
+def needs_tool(tool: str, package: str) -> pytest.MarkDecorator:
+    """Skip where an external checker is not installed, except in CI (.ci/run installs it and sets
+    ROCEFAB_REQUIRE_TOOLS): there the test runs and fails loudly if the tool is missing."""
+    return pytest.mark.skipif(shutil.which(tool) is None and not os.environ.get("ROCEFAB_REQUIRE_TOOLS"),
+                              reason=f"{tool} is not installed (apt install {package})")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -5,13 +5,12 @@ fabric link is exercised, and the rendered scripts are clean shell."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import example_plan
+from conftest import example_plan, needs_tool
 
 from rocefab.renderers.bandwidth import render_bandwidth_tests, roce_gid
 from rocefab.renderers.bandwidth_coverage import coverage
@@ -127,7 +126,7 @@ def _write(tmp: Path, name: str, only: tuple[str, ...] = ()) -> list[Path]:
     return written
 
 
-@pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck is not installed (apt install shellcheck)")
+@needs_tool("shellcheck", "shellcheck")
 def test_rendered_scripts_pass_shellcheck(tmp_path: Path) -> None:
     # the 1,024-node runner is the same template with 8,320 pair lines; its NCCL scripts are linted in full
     scripts = [s for name in ["lab", "pod32", "tor128-3tier"] for s in _write(tmp_path, name)]

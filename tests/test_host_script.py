@@ -14,6 +14,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from conftest import needs_tool
 from fakehost import (
     BLOCK_BEGIN,
     BLOCK_END,
@@ -454,7 +455,7 @@ def test_rendered_host_scripts_parse(tmp_path: Path) -> None:
     assert failures == []
 
 
-@pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck is not installed (apt install shellcheck)")
+@needs_tool("shellcheck", "shellcheck")
 def test_rendered_host_scripts_pass_shellcheck(tmp_path: Path) -> None:
     """Rendered host scripts of every example; one test, shellcheck runs in parallel (~0.2 s a script)."""
     scripts = write_all_scripts(tmp_path)

@@ -80,10 +80,15 @@ def queue_metric(leaf: str) -> str:
     return gnmic_metric(f"{QUEUES}/{leaf}")
 
 
-def union(metrics: set[str], **matchers: str) -> str:
-    """A selector for several metric names at once (sorted, so the rule text is stable), and label matchers."""
-    extra = "".join(f', {k}="{v}"' for k, v in matchers.items())
-    return f'{{__name__=~"{"|".join(sorted(metrics))}"{extra}}}'
+def summed(func: str, metrics: set[str] | tuple[str, ...], window: str, by: str, **matchers: str) -> str:
+    """`sum by (by)` of func(metric[window]) over several metrics (sorted, so the rule text is stable).
+
+    Each rate is tagged with its counter's name first: rate() drops the metric name, and two counters of one port
+    (Cumulus's WRED and no-buffer drops, a NIC's retransmission causes) would otherwise collide as one labelset,
+    which Prometheus refuses ("vector cannot contain metrics with the same labelset")."""
+    selector = "{" + ", ".join(f'{k}="{v}"' for k, v in matchers.items()) + "}" if matchers else ""
+    parts = [f'label_replace({func}({m}{selector}[{window}]), "counter", "{m}", "", "")' for m in sorted(metrics)]
+    return f"sum by ({by}) ({' or '.join(parts)})"
 
 
 # Every platform's name for each signal: the rules select them all at once, so one rule covers a mixed fabric.

@@ -114,6 +114,17 @@ def _ratio_case(num: str, den: str, percent: float, port: Series, sample: _Sampl
                 labels={**sample.key(port), **sample.place(port)}, value=percent * 10)
 
 
+def _causes_case(percent: float, port: Series, sample: _Sample, n: int) -> Case:
+    """Retransmissions spread over every cause the NIC counts: together above the threshold, not one alone."""
+    case = _ratio_case(f"{x.IB}_{x.IB_RETRANSMIT_CAUSES[0]}", x.IB_TX_PKTS, percent, port, sample, n)
+    causes = [f"{x.IB}_{c}" for c in x.IB_RETRANSMIT_CAUSES]
+    share = PACKETS_PER_MIN * percent / 100 * 10 / len(causes)
+    key = sample.key(port)
+    case.bad = [*case.bad[:2], *((_sel(c, key), _counter(share, n)) for c in causes)]
+    case.good = [*case.good[:2], *((_sel(c, key), _counter(share / 100, n)) for c in causes)]
+    return case
+
+
 def _switch_cases(plan: FabricPlan, s: _Sample, n: int) -> dict[str, Case]:
     ops = plan.operations
     port = s.sw_port
@@ -122,7 +133,7 @@ def _switch_cases(plan: FabricPlan, s: _Sample, n: int) -> dict[str, Case]:
     q = dict(s.queue.labels)
     queue_key = {**key, "queue": q["queue"]}
     planned_bps = next(t.value for t in s.all if t.name == PORT_SPEED and s.key(t) == key)
-    drops = sorted(x.QUEUE_DROPS)[0]
+    drops = sorted(x.QUEUE_DROPS)
     lossless = [s.info(port, n), s.info(s.queue, n)]
     queue_labels = {**key, **s.place(port), "queue": q["queue"], "priority": q["priority"]}
     ecn = _ratio_case(sorted(x.QUEUE_ECN)[0], x.QUEUE_TRANSMIT, ops.ecn_mark_percent, port, s, n,
@@ -143,11 +154,12 @@ def _switch_cases(plan: FabricPlan, s: _Sample, n: int) -> dict[str, Case]:
             good=[s.info(port, n), up, (_sel(x.PORT_SPEED, key), _gauge(planned_bps / 125_000_000, n)),
                   next(s.info(t, n) for t in s.all if t.name == PORT_SPEED and s.key(t) == key)],
             labels={**key, **s.place(port)}, value=planned_bps / 4),
+        # every drop counter of a queue at once (Cumulus counts WRED and no-buffer drops apart): they add up
         "RocefabLosslessQueueDrops": Case(
-            bad=[*lossless, (_sel(drops, queue_key), _counter(5, n))],
-            good=[*lossless, (_sel(drops, queue_key), _counter(0, n)),
+            bad=[*lossless, *((_sel(d, queue_key), _counter(5 / len(drops), n)) for d in drops)],
+            good=[*lossless, *((_sel(d, queue_key), _counter(0, n)) for d in drops),
                   # drops on a lossy queue of the same port are not this alert's business
-                  (_sel(drops, {**key, "queue": "lossy"}), _counter(5, n))],
+                  (_sel(drops[0], {**key, "queue": "lossy"}), _counter(5, n))],
             labels=queue_labels, value=5 * ops.rate_window_s / 60),
         "RocefabSwitchEcnMarks": ecn,
         "RocefabSwitchPfcWatchdog": Case(
@@ -204,8 +216,7 @@ def _host_cases(plan: FabricPlan, s: _Sample, n: int) -> dict[str, Case]:
     speed = s.rdma_speed.value
     cases = {
         "RocefabHostPortErrors": _ratio_case(x.IB_RX_ERRORS, x.IB_RX_PKTS, ops.error_rate_percent, rdma, s, n),
-        "RocefabRoceRetransmits": _ratio_case(f"{x.IB}_{x.IB_RETRANSMIT_CAUSES[0]}", x.IB_TX_PKTS,
-                                              ops.retransmit_rate_percent, rdma, s, n),
+        "RocefabRoceRetransmits": _causes_case(ops.retransmit_rate_percent, rdma, s, n),
         "RocefabEcnMarks": _ratio_case(x.IB_ECN_MARKED, x.IB_RX_PKTS, ops.ecn_mark_percent, rdma, s, n),
         "RocefabRdmaPortNotActive": Case(
             bad=[s.info(rdma, n), (_sel(x.IB_STATE, ib_key), _gauge(1, n))],

@@ -33,6 +33,36 @@ class Alert:
     scope: str  # "switch" or "host": which group the rule sits in
 
 
+@dataclass(frozen=True, slots=True)
+class Record:
+    """A recording rule: a signal several counters make up, summed once so the alerts (and a baseline over
+    time) read one series."""
+
+    name: str
+    expr: str
+
+
+SWITCH_PFC_RX = "rocefab:switch_pfc_received_frames:rate"
+SWITCH_PFC_TX = "rocefab:switch_pfc_sent_frames:rate"
+SWITCH_DROPS = "rocefab:switch_queue_drops:increase"
+SWITCH_ECN = "rocefab:switch_queue_ecn_marked:rate"
+SWITCH_WATCHDOG = "rocefab:switch_pfc_watchdog_stuck:increase"
+NIC_RETRANSMITS = "rocefab:nic_retransmission_causes:rate"
+
+
+def records(plan: FabricPlan) -> list[Record]:
+    w = duration(plan.operations.rate_window_s)
+    causes = tuple(f"{x.IB}_{c}" for c in x.IB_RETRANSMIT_CAUSES)
+    return [
+        Record(SWITCH_PFC_RX, x.summed("rate", x.PFC_RX, w, "device, port, priority")),
+        Record(SWITCH_PFC_TX, x.summed("rate", x.PFC_TX, w, "device, port, priority")),
+        Record(SWITCH_DROPS, x.summed("increase", x.QUEUE_DROPS, w, "device, port, queue")),
+        Record(SWITCH_ECN, x.summed("rate", x.QUEUE_ECN, w, "device, port, queue")),
+        Record(SWITCH_WATCHDOG, x.summed("increase", x.WATCHDOG, w, "device, port, queue")),
+        Record(NIC_RETRANSMITS, x.summed("rate", causes, w, "device, port")),
+    ]
+
+
 def duration(seconds: int) -> str:
     """A Prometheus duration: 300 -> 5m, 90 -> 90s, 86400 -> 1d."""
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
@@ -63,7 +93,7 @@ def switch_alerts(plan: FabricPlan) -> list[Alert]:
     established = f"({x.BGP_STATE} == {x.BGP_ESTABLISHED})"
     up_sessions = f'{established} * on (device, neighbor) group_left {BGP_SESSION}{{direction="up"}}'
     lossless = f"on (device, queue) group_left (priority) {LOSSLESS_QUEUE}"
-    drops = f"sum by (device, port, queue) (increase({x.union(x.QUEUE_DROPS)}[{w}]))"
+    drops = SWITCH_DROPS
     alerts = [
         Alert("RocefabSwitchInputErrors",
               _planned(f"100 * rate({x.IN_ERRORS}[{w}]) / rate({x.IN_PKTS}[{w}]) > {err}"),
@@ -92,14 +122,14 @@ def switch_alerts(plan: FabricPlan) -> list[Alert]:
               "{{ $labels.device }} {{ $labels.port }} dropped {{ $value | printf \"%.0f\" }} packets of lossless "
               "priority {{ $labels.priority }} (queue {{ $labels.queue }}): PFC is not holding", "switch"),
         Alert("RocefabSwitchEcnMarks",
-              _planned(f"100 * sum by (device, port, queue) (rate({x.union(x.QUEUE_ECN)}[{w}])) "
-                       f"/ sum by (device, port, queue) (rate({x.QUEUE_TRANSMIT}[{w}])) * {lossless} > {ecn}"),
+              _planned(f"100 * {SWITCH_ECN} / on (device, port, queue) sum by (device, port, queue) "
+                       f"(rate({x.QUEUE_TRANSMIT}[{w}])) * {lossless} > {ecn}"),
               ops.for_s, "warning", "oversubscribed",
               f"{{{{ $labels.device }}}} {{{{ $labels.port }}}}: {{{{ $value | printf \"%.2f\" }}}} % of lossless "
               f"packets leave ECN-marked, above {ecn} %: sustained congestion towards {{{{ $labels.peer }}}}",
               "switch"),
         Alert("RocefabSwitchPfcWatchdog",
-              _planned(f"sum by (device, port, queue) (increase({x.union(x.WATCHDOG)}[{w}])) * {lossless} > 0"),
+              _planned(f"{SWITCH_WATCHDOG} * {lossless} > 0"),
               0, "critical", "pause-storm",
               "{{ $labels.device }} {{ $labels.port }}: the PFC watchdog found queue {{ $labels.queue }} stuck "
               "{{ $value | printf \"%.0f\" }} times (a pause storm from {{ $labels.peer }})", "switch"),
@@ -121,22 +151,23 @@ def switch_alerts(plan: FabricPlan) -> list[Alert]:
               "switch"),
     ]
     for p in plan.qos.lossless_priorities:
-        for direction, metrics, who in (("Received", x.PFC_RX, "from {{ $labels.peer }}"),
-                                        ("Sent", x.PFC_TX, "to {{ $labels.peer }}")):
-            pauses = f"sum by (device, port, priority) (rate({x.union(metrics, priority=str(p))}[{w}]))"
+        for direction, recorded, who in (("Received", SWITCH_PFC_RX, "from {{ $labels.peer }}"),
+                                         ("Sent", SWITCH_PFC_TX, "to {{ $labels.peer }}")):
+            pauses = f'{recorded}{{priority="{p}"}}'
             alerts.append(Alert(
                 f"RocefabSwitchPauseSurge{direction}Prio{p}",
-                _planned(_surge_of(pauses, ops)),
+                _planned(_surge_of(pauses, ops, recorded=True)),
                 ops.for_s, "warning", "pause-storm",
                 f"{{{{ $labels.device }}}} {{{{ $labels.port }}}}: {{{{ $value | printf \"%.0f\" }}}} PFC pauses/s "
                 f"{who} on priority {p}, over {ops.pause_surge_factor}x its baseline", "switch"))
     return alerts
 
 
-def _surge_of(now: str, ops: Operations) -> str:
+def _surge_of(now: str, ops: Operations, recorded: bool = False) -> str:
+    """`now` above its own baseline; a recorded series is averaged as it is, an expression through a subquery."""
     w = duration(ops.rate_window_s)
-    baseline = (f"avg_over_time(({now})[{duration(ops.pause_baseline_s)}:{w}] "
-                f"offset {duration(baseline_offset_s(ops))})")
+    over = f"{now}[{duration(ops.pause_baseline_s)}]" if recorded else f"({now})[{duration(ops.pause_baseline_s)}:{w}]"
+    baseline = f"avg_over_time({over} offset {duration(baseline_offset_s(ops))})"
     return f"{now} > {ops.pause_surge_factor} * {baseline} and {now} > {ops.pause_surge_floor_per_s}"
 
 
@@ -149,8 +180,7 @@ def host_alerts(plan: FabricPlan) -> list[Alert]:
     w = duration(ops.rate_window_s)
     err, rtx, ecn = (_percent(v) for v in (ops.error_rate_percent, ops.retransmit_rate_percent,
                                            ops.ecn_mark_percent))
-    causes = "|".join(c.removesuffix("_total") for c in x.IB_RETRANSMIT_CAUSES)
-    retransmits = f'sum by (device, port) (rate({{__name__=~"{x.IB}_({causes})_total"}}[{w}]))'
+    retransmits = NIC_RETRANSMITS
     alerts = [
         Alert("RocefabHostPortErrors",
               _planned(f"100 * rate({x.IB_RX_ERRORS}[{w}]) / rate({x.IB_RX_PKTS}[{w}]) > {err}"),
@@ -218,7 +248,8 @@ def annotations_of(plan: FabricPlan, alert: Alert) -> dict[str, str]:
 
 def rule_document(plan: FabricPlan, alerts: list[Alert]) -> dict[str, Any]:
     fabric = plan.source.fabric
-    groups: list[dict[str, Any]] = []
+    groups: list[dict[str, Any]] = [
+        {"name": f"rocefab-{fabric}-signals", "rules": [{"record": r.name, "expr": r.expr} for r in records(plan)]}]
     for scope in ("switch", "host"):
         rules = []
         for a in (a for a in alerts if a.scope == scope):
