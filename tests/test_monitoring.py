@@ -207,3 +207,71 @@ def test_prometheus_scrapes_every_host_and_relabels_to_device_and_port() -> None
     assert jobs["rocefab-plan"]["honor_labels"] is True
     renamed = {r.get("target_label") for r in jobs["rocefab-switches"]["metric_relabel_configs"]}
     assert {"port", "neighbor", "queue", "priority"} <= renamed
+
+
+def _dashboard(plan: FabricPlan) -> dict[str, Any]:
+    import json
+
+    text = next(content for path, _k, content in render_monitoring(plan) if path.endswith("grafana-dashboard.json"))
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+@pytest.mark.parametrize("name", ["pod32", "cluster1024-rail"])
+def test_the_dashboard_is_a_grafana_dashboard_by_the_sdks_own_model(name: str) -> None:
+    """Decoded by the Foundation SDK's dashboard model (the schema it builds from) and encoded back with nothing
+    lost (the model only adds the panels' empty plugin defaults)."""
+    import json
+
+    from grafana_foundation_sdk.cog.encoder import JSONEncoder
+    from grafana_foundation_sdk.cog.plugins import register_default_plugins
+    from grafana_foundation_sdk.models.dashboard import Dashboard as DashboardModel
+
+    register_default_plugins()
+    board = _dashboard(example_plan(name))
+    again = json.loads(JSONEncoder(sort_keys=True).encode(DashboardModel.from_json(board)))
+    _assert_within(board, again, "")
+    panels = [p for p in board["panels"] if p["type"] != "row"]
+    assert {p["type"] for p in panels} == {"timeseries", "stat"}
+    for panel in panels:
+        assert panel["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
+        assert panel["targets"] and panel["gridPos"]["w"] > 0
+    variables = {v["name"] for v in board["templating"]["list"]}
+    assert variables == {"datasource", "switch", "host", "rail" if name.endswith("rail") else "pod"}
+
+
+def _assert_within(mine: Any, theirs: Any, path: str) -> None:
+    """Everything in `mine` is in `theirs`, equal."""
+    if isinstance(mine, dict):
+        assert isinstance(theirs, dict), path
+        for key, value in mine.items():
+            assert key in theirs, f"{path}/{key} lost"
+            _assert_within(value, theirs[key], f"{path}/{key}")
+    elif isinstance(mine, list):
+        assert isinstance(theirs, list) and len(mine) == len(theirs), path
+        for i, (a, b) in enumerate(zip(mine, theirs, strict=True)):
+            _assert_within(a, b, f"{path}[{i}]")
+    else:
+        assert mine == theirs, f"{path}: {mine!r} != {theirs!r}"
+
+
+GRAFANA_VARIABLES = {"$__rate_interval": "5m", "$__range": "1h", "$switch": "leaf1", "$host": "gpu001",
+                     "$group": "1"}
+
+
+@needs_promtool
+def test_every_dashboard_query_is_promql(tmp_path: Path) -> None:
+    """Each panel query, its Grafana variables given values, as a recording rule: promtool parses it."""
+    exprs = []
+    for panel in _dashboard(example_plan("pod32"))["panels"]:
+        for target in panel.get("targets", []):
+            expr = target["expr"]
+            for variable, value in GRAFANA_VARIABLES.items():
+                expr = expr.replace(variable, value)
+            exprs.append(expr)
+    rules = {"groups": [{"name": "dashboard", "rules": [{"record": f"dashboard:query{i}", "expr": e}
+                                                        for i, e in enumerate(exprs)]}]}
+    (tmp_path / "queries.yml").write_text(yaml.safe_dump(rules), encoding="utf-8")
+    result = _promtool(tmp_path, "check", "rules", "queries.yml")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert len(exprs) >= 15

@@ -1,11 +1,12 @@
 """monitoring/ of the render output: alert rules, their promtool tests, the plan as series, and the gnmic and
-Prometheus configs that collect what the rules read (see README's "Monitoring" section)."""
+Prometheus configs that collect what the rules read, and a Grafana dashboard (see README's "Monitoring" section)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rocefab.renderers.monitoring.collection import gnmic_config, prometheus_config
+from rocefab.renderers.monitoring.dashboard import render_dashboard
 from rocefab.renderers.monitoring.plan_series import render_plan_series
 from rocefab.renderers.monitoring.rule_tests import promtool_tests
 from rocefab.renderers.monitoring.rules import all_alerts, rule_document
@@ -36,6 +37,7 @@ def render_monitoring(plan: FabricPlan) -> list[tuple[str, str, str]]:
         ("monitoring/gnmic.yml", "gnmic-config",
          _yaml(plan, "gnmic collector: GNMIC_USERNAME=... GNMIC_PASSWORD=... gnmic --config gnmic.yml subscribe",
                gnmic_config(plan))),
+        ("monitoring/grafana-dashboard.json", "grafana-dashboard", render_dashboard(plan)),
         ("monitoring/textfile/rocefab_plan.prom", "plan-series",
          render_plan_series(plan, header_lines(plan.source, "node_exporter textfile collector", "fabric"))),
     ]

@@ -48,6 +48,7 @@ IN_PKTS = gnmic_metric(f"{IF_COUNTERS}/in-pkts")
 OUT_PKTS = gnmic_metric(f"{IF_COUNTERS}/out-pkts")
 IN_ERRORS = gnmic_metric(f"{IF_COUNTERS}/in-errors")
 OUT_ERRORS = gnmic_metric(f"{IF_COUNTERS}/out-errors")
+OUT_OCTETS = gnmic_metric(f"{IF_COUNTERS}/out-octets")
 # String leaves, turned into numbers by the gnmic config's processors (collection.py): 1 up / 0 not; the speed in
 # Gb/s; the BGP FSM state numbered as in RFC 4271 (6 = ESTABLISHED).
 OPER_STATUS = gnmic_metric(OPER_PATH)
@@ -58,7 +59,7 @@ BGP_FSM = ("IDLE", "CONNECT", "ACTIVE", "OPENSENT", "OPENCONFIRM", "ESTABLISHED"
 
 COMMON_PATHS = (
     f"{IF_COUNTERS}/in-pkts", f"{IF_COUNTERS}/out-pkts", f"{IF_COUNTERS}/in-errors", f"{IF_COUNTERS}/out-errors",
-    OPER_PATH, SPEED_PATH,
+    f"{IF_COUNTERS}/out-octets", OPER_PATH, SPEED_PATH,
     "/network-instances/network-instance[name=default]/protocols/protocol/bgp/neighbors/neighbor/state/session-state",
 )
 
@@ -121,6 +122,8 @@ IB_RATE = f"{IB}_rate_bytes_per_second"
 IB_RX_PKTS = f"{IB}_port_packets_received_total"
 IB_TX_PKTS = f"{IB}_port_packets_transmitted_total"
 IB_RX_ERRORS = f"{IB}_port_errors_received_total"
+IB_RX_BYTES = f"{IB}_port_data_received_bytes_total"
+IB_TX_BYTES = f"{IB}_port_data_transmitted_bytes_total"
 IB_ECN_MARKED = f"{IB}_np_ecn_marked_roce_packets_received_total"
 IB_CNP_SENT = f"{IB}_np_cnp_packets_sent_total"
 IB_CNP_HANDLED = f"{IB}_rp_cnp_packets_handled_total"
