@@ -46,4 +46,5 @@ class Acceptance(IntentModel):
         90, ge=1, le=100, description="ib_write_bw between two NICs, as a percentage of the slower NIC's rate")
     allreduce_busbw_percent_of_line_rate: StrictInt = Field(
         80, ge=1, le=100, description="nccl-tests all_reduce_perf bus bandwidth at the largest size, as a "
-                                      "percentage of one NIC's line rate per GPU")
+                                      "percentage of a node's total RDMA line rate (the bus bandwidth of rings "
+                                      "that cross nodes approaches it)")

@@ -275,3 +275,22 @@ def test_every_dashboard_query_is_promql(tmp_path: Path) -> None:
     result = _promtool(tmp_path, "check", "rules", "queries.yml")
     assert result.returncode == 0, result.stdout + result.stderr
     assert len(exprs) >= 15
+
+
+@needs_promtool
+def test_a_fabric_without_hosts_gets_no_host_alerts_and_its_tests_pass(tmp_path: Path) -> None:
+    intent = yaml.safe_load((INTENTS / "lab.yaml").read_text(encoding="utf-8"))
+    for pair in intent["topology"]["leaf_pairs"]:
+        pair["hosts"] = 0
+        pair.pop("host_names", None)
+    path = tmp_path / "no-hosts.yaml"
+    path.write_text(yaml.safe_dump(intent, sort_keys=False), encoding="utf-8")
+    plan = _plan_of(path)
+    assert not plan.hosts
+    alerts = _alerts(plan)
+    assert "RocefabSwitchInputErrors" in alerts and not any(a["labels"]["doctor"] == "rdma-inactive"
+                                                            for a in alerts.values())
+    folder = _write(plan, tmp_path / "out")
+    for args in (("check", "rules", "rules.yml"), ("test", "rules", "rules.test.yml")):
+        result = _promtool(folder, *args)
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]

@@ -68,24 +68,26 @@ def _gauge(value: float, n: int) -> str:
 
 
 class _Sample:
-    """The plan's series of one switch port, one BGP-speaking switch and one host NIC, to build tests on."""
+    """The plan's series of one switch port, one BGP-speaking switch and one host NIC, to build tests on (None
+    where the plan has no such thing, and then no alert about it either: rules.all_alerts)."""
 
     def __init__(self, plan: FabricPlan) -> None:
         self.all = plan_series(plan)
         info = [s for s in self.all if s.name == PORT_INFO]
         self.sw_port = next(s for s in info if dict(s.labels)["tier"] != "host")
-        self.rdma = next(s for s in info if dict(s.labels)["kind"] == "rdma")
-        host = dict(self.rdma.labels)["device"]
-        self.nic = next(s for s in info if dict(s.labels)["kind"] == "nic" and dict(s.labels)["device"] == host)
-        self.ecmp = next(s for s in self.all if s.name == ECMP_PATHS)
-        sw = dict(self.ecmp.labels)["device"]
-        self.sessions = [s for s in self.all if s.name == BGP_SESSION and dict(s.labels)["device"] == sw
-                         and dict(s.labels)["direction"] == "up"]
         sp = dict(self.sw_port.labels)
-        self.queue = next(s for s in self.all if s.name == LOSSLESS_QUEUE and dict(s.labels)["device"] == sp["device"])
-        self.rdma_speed = next(s for s in self.all if s.name == PORT_SPEED
-                               and dict(s.labels)["device"] == host and dict(s.labels)["port"] ==
-                               dict(self.rdma.labels)["port"])
+        self.queue = next((s for s in self.all
+                           if s.name == LOSSLESS_QUEUE and dict(s.labels)["device"] == sp["device"]), None)
+        self.session = next((s for s in self.all if s.name == BGP_SESSION), None)
+        self.ecmp = next((s for s in self.all if s.name == ECMP_PATHS), None)
+        uplinks_of = dict(self.ecmp.labels)["device"] if self.ecmp else None
+        self.sessions = [s for s in self.all if s.name == BGP_SESSION and dict(s.labels)["device"] == uplinks_of
+                         and dict(s.labels)["direction"] == "up"]
+        self.rdma = next((s for s in info if dict(s.labels)["kind"] == "rdma"), None)
+        host = dict(self.rdma.labels)["device"] if self.rdma else None
+        self.nic = next((s for s in info if dict(s.labels)["kind"] == "nic" and dict(s.labels)["device"] == host), None)
+        self.rdma_speed = next((s for s in self.all if s.name == PORT_SPEED and self.rdma is not None
+                                and self.key(s) == self.key(self.rdma)), None)
 
     @staticmethod
     def key(s: Series) -> dict[str, str]:
@@ -130,17 +132,7 @@ def _switch_cases(plan: FabricPlan, s: _Sample, n: int) -> dict[str, Case]:
     port = s.sw_port
     key = s.key(port)
     up = (_sel(x.OPER_STATUS, key), _gauge(1, n))
-    q = dict(s.queue.labels)
-    queue_key = {**key, "queue": q["queue"]}
     planned_bps = next(t.value for t in s.all if t.name == PORT_SPEED and s.key(t) == key)
-    drops = sorted(x.QUEUE_DROPS)
-    lossless = [s.info(port, n), s.info(s.queue, n)]
-    queue_labels = {**key, **s.place(port), "queue": q["queue"], "priority": q["priority"]}
-    ecn = _ratio_case(sorted(x.QUEUE_ECN)[0], x.QUEUE_TRANSMIT, ops.ecn_mark_percent, port, s, n,
-                      extra={"queue": q["queue"]})
-    ecn.bad.append(s.info(s.queue, n))
-    ecn.good.append(s.info(s.queue, n))
-    ecn.labels.update(queue=q["queue"], priority=q["priority"])
     cases = {
         "RocefabSwitchInputErrors": _ratio_case(x.IN_ERRORS, x.IN_PKTS, ops.error_rate_percent, port, s, n),
         "RocefabSwitchOutputErrors": _ratio_case(x.OUT_ERRORS, x.OUT_PKTS, ops.error_rate_percent, port, s, n),
@@ -154,6 +146,52 @@ def _switch_cases(plan: FabricPlan, s: _Sample, n: int) -> dict[str, Case]:
             good=[s.info(port, n), up, (_sel(x.PORT_SPEED, key), _gauge(planned_bps / 125_000_000, n)),
                   next(s.info(t, n) for t in s.all if t.name == PORT_SPEED and s.key(t) == key)],
             labels={**key, **s.place(port)}, value=planned_bps / 4),
+        "RocefabSwitchNotReporting": Case(bad=[s.info(port, n)], good=[s.info(port, n), up],
+                                          labels={"device": key["device"]}),
+    }
+    if s.queue is not None:
+        cases.update(_queue_cases(plan, s, n))
+    if s.session is not None:
+        cases["RocefabBgpSessionDown"] = _session_case(s.session, s, n)
+    for p in plan.qos.lossless_priorities:
+        for direction, metrics in (("Received", x.PFC_RX), ("Sent", x.PFC_TX)):
+            cases[f"RocefabSwitchPauseSurge{direction}Prio{p}"] = _surge(
+                sorted(metrics)[0], plan, s, port, {"priority": str(p)})
+    if s.ecmp is not None and s.sessions:
+        states = [_sel(x.BGP_STATE, {"device": dict(t.labels)["device"], "neighbor": dict(t.labels)["neighbor"]})
+                  for t in s.sessions]
+        infos = [s.info(t, n) for t in s.sessions] + [s.info(s.ecmp, n)]
+        established = [(sel, _gauge(x.BGP_ESTABLISHED, n)) for sel in states]
+        cases["RocefabEcmpBelowPlan"] = Case(
+            bad=[*infos, (states[0], _gauge(1, n)), *established[1:]], good=infos + established,
+            labels=_plain(s.ecmp), value=s.ecmp.value)
+    return cases
+
+
+def _session_case(session: Series, s: _Sample, n: int) -> Case:
+    first = dict(session.labels)
+    state = {"device": first["device"], "neighbor": first["neighbor"]}
+    return Case(bad=[s.info(session, n), (_sel(x.BGP_STATE, state), _gauge(3, n))],
+                good=[s.info(session, n), (_sel(x.BGP_STATE, state), _gauge(x.BGP_ESTABLISHED, n))],
+                labels=_plain(session))
+
+
+def _queue_cases(plan: FabricPlan, s: _Sample, n: int) -> dict[str, Case]:
+    ops = plan.operations
+    port = s.sw_port
+    key = s.key(port)
+    assert s.queue is not None
+    q = dict(s.queue.labels)
+    queue_key = {**key, "queue": q["queue"]}
+    drops = sorted(x.QUEUE_DROPS)
+    lossless = [s.info(port, n), s.info(s.queue, n)]
+    queue_labels = {**key, **s.place(port), "queue": q["queue"], "priority": q["priority"]}
+    ecn = _ratio_case(sorted(x.QUEUE_ECN)[0], x.QUEUE_TRANSMIT, ops.ecn_mark_percent, port, s, n,
+                      extra={"queue": q["queue"]})
+    ecn.bad.append(s.info(s.queue, n))
+    ecn.good.append(s.info(s.queue, n))
+    ecn.labels.update(queue=q["queue"], priority=q["priority"])
+    return {
         # every drop counter of a queue at once (Cumulus counts WRED and no-buffer drops apart): they add up
         "RocefabLosslessQueueDrops": Case(
             bad=[*lossless, *((_sel(d, queue_key), _counter(5 / len(drops), n)) for d in drops)],
@@ -166,35 +204,16 @@ def _switch_cases(plan: FabricPlan, s: _Sample, n: int) -> dict[str, Case]:
             bad=[*lossless, (_sel(sorted(x.WATCHDOG)[0], queue_key), _counter(1, n))],
             good=[*lossless, (_sel(sorted(x.WATCHDOG)[0], queue_key), _counter(0, n))],
             labels=queue_labels, value=ops.rate_window_s / 60),
-        "RocefabSwitchNotReporting": Case(bad=[s.info(port, n)], good=[s.info(port, n), up],
-                                          labels={"device": key["device"]}),
     }
-    for p in plan.qos.lossless_priorities:
-        for direction, metrics in (("Received", x.PFC_RX), ("Sent", x.PFC_TX)):
-            cases[f"RocefabSwitchPauseSurge{direction}Prio{p}"] = _surge(
-                sorted(metrics)[0], plan, s, port, {"priority": str(p)})
-    if s.sessions:
-        first = dict(s.sessions[0].labels)
-        state = {"device": first["device"], "neighbor": first["neighbor"]}
-        cases["RocefabBgpSessionDown"] = Case(
-            bad=[s.info(s.sessions[0], n), (_sel(x.BGP_STATE, state), _gauge(3, n))],
-            good=[s.info(s.sessions[0], n), (_sel(x.BGP_STATE, state), _gauge(x.BGP_ESTABLISHED, n))],
-            labels=_plain(s.sessions[0]))
-        states = [_sel(x.BGP_STATE, {"device": dict(t.labels)["device"], "neighbor": dict(t.labels)["neighbor"]})
-                  for t in s.sessions]
-        infos = [s.info(t, n) for t in s.sessions] + [s.info(s.ecmp, n)]
-        established = [(sel, _gauge(x.BGP_ESTABLISHED, n)) for sel in states]
-        cases["RocefabEcmpBelowPlan"] = Case(
-            bad=[*infos, (states[0], _gauge(1, n)), *established[1:]], good=infos + established,
-            labels=_plain(s.ecmp), value=s.ecmp.value)
-    return cases
 
 
-def _surge(metric: str, plan: FabricPlan, s: _Sample, port: Series, extra: dict[str, str] | None = None) -> Case:
+def _surge(metric: str, plan: FabricPlan, s: _Sample, port: Series | None,
+           extra: dict[str, str] | None = None) -> Case:
     ops = plan.operations
-    # the surge outlasts the rate window and the hold time; the steady rate before it fills the baseline's day
+    # the surge outlasts the rate window and the hold time; the steady rate before it fills the baseline
     surge_min = -(-(ops.rate_window_s + ops.for_s) // 60) + 3
     base_min = (ops.pause_baseline_s + baseline_offset_s(ops)) // 60 + ops.rate_window_s // 60
+    assert port is not None
     surge_per_s = 10 * ops.pause_surge_floor_per_s
     base_per_s = surge_per_s / (2 * ops.pause_surge_factor)
     key = {**s.key(port), **(extra or {})}
@@ -209,6 +228,8 @@ def _surge(metric: str, plan: FabricPlan, s: _Sample, port: Series, extra: dict[
 
 
 def _host_cases(plan: FabricPlan, s: _Sample, n: int) -> dict[str, Case]:
+    if s.rdma is None or s.nic is None or s.rdma_speed is None:
+        return {}
     ops = plan.operations
     rdma = s.rdma
     key = s.key(rdma)

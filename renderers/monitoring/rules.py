@@ -12,7 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from rocefab.renderers.monitoring import exporters as x
-from rocefab.renderers.monitoring.plan_series import BGP_SESSION, ECMP_PATHS, LOSSLESS_QUEUE, PORT_INFO, PORT_SPEED
+from rocefab.renderers.monitoring.plan_series import (
+    BGP_SESSION,
+    ECMP_PATHS,
+    LOSSLESS_QUEUE,
+    PORT_INFO,
+    PORT_SPEED,
+    TIER_RANK,
+)
 from rocefab.renderers.plan import FabricPlan, Operations
 
 PLACE = "peer, peer_port, tier, pod, rail"
@@ -31,6 +38,7 @@ class Alert:
     doctor: str  # the `rocefab doctor` diagnosis code that names the cause
     summary: str
     scope: str  # "switch" or "host": which group the rule sits in
+    needs: str = ""  # what the plan must have for the alert to mean anything: "bgp", "uplinks", "lossless"
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,30 +128,32 @@ def switch_alerts(plan: FabricPlan) -> list[Alert]:
               _planned(f"{drops} * {lossless} > 0"),
               0, "critical", "lossless-drops",
               "{{ $labels.device }} {{ $labels.port }} dropped {{ $value | printf \"%.0f\" }} packets of lossless "
-              "priority {{ $labels.priority }} (queue {{ $labels.queue }}): PFC is not holding", "switch"),
+              "priority {{ $labels.priority }} (queue {{ $labels.queue }}): PFC is not holding", "switch",
+              "lossless"),
         Alert("RocefabSwitchEcnMarks",
               _planned(f"100 * {SWITCH_ECN} / on (device, port, queue) sum by (device, port, queue) "
                        f"(rate({x.QUEUE_TRANSMIT}[{w}])) * {lossless} > {ecn}"),
               ops.for_s, "warning", "oversubscribed",
               f"{{{{ $labels.device }}}} {{{{ $labels.port }}}}: {{{{ $value | printf \"%.2f\" }}}} % of lossless "
               f"packets leave ECN-marked, above {ecn} %: sustained congestion towards {{{{ $labels.peer }}}}",
-              "switch"),
+              "switch", "lossless"),
         Alert("RocefabSwitchPfcWatchdog",
               _planned(f"{SWITCH_WATCHDOG} * {lossless} > 0"),
               0, "critical", "pause-storm",
               "{{ $labels.device }} {{ $labels.port }}: the PFC watchdog found queue {{ $labels.queue }} stuck "
-              "{{ $value | printf \"%.0f\" }} times (a pause storm from {{ $labels.peer }})", "switch"),
+              "{{ $value | printf \"%.0f\" }} times (a pause storm from {{ $labels.peer }})", "switch",
+              "lossless"),
         Alert("RocefabBgpSessionDown",
               f"{BGP_SESSION} unless on (device, neighbor) {established} and {_reporting(x.BGP_STATE)}",
               ops.for_s, "critical", "bgp-down",
               "{{ $labels.device }}: BGP to {{ $labels.peer }} ({{ $labels.neighbor }}) is not established",
-              "switch"),
+              "switch", "bgp"),
         Alert("RocefabEcmpBelowPlan",
               f"{ECMP_PATHS} > on (device) group_left () (count by (device) ({up_sessions}) "
               f"or on (device) 0 * {ECMP_PATHS}) and {_reporting(x.BGP_STATE)}",
               ops.for_s, "critical", "bgp-down",
               "{{ $labels.device }}: fewer equal-cost uplinks established than the {{ $value }} planned",
-              "switch"),
+              "switch", "uplinks"),
         Alert("RocefabSwitchNotReporting",
               f'count by (device) ({PORT_INFO}{{tier!="host"}}) unless {_reporting(x.OPER_STATUS)}',
               ops.for_s, "warning", "unreachable",
@@ -234,8 +244,25 @@ def host_alerts(plan: FabricPlan) -> list[Alert]:
     return alerts
 
 
+def _present(plan: FabricPlan) -> set[str]:
+    """What of the alerts' subject matter the plan has: a fabric without hosts gets no host alerts, one without
+    BGP or uplinks none about them (an alert about nothing would be a rule that can never fire)."""
+    found = {""}
+    if any(sw.bgp.neighbors for sw in plan.switches):
+        found.add("bgp")
+    roles = {sw.name: sw.role for sw in plan.switches}
+    if any(TIER_RANK[roles[n.peer_device]] > TIER_RANK[sw.role]
+           for sw in plan.switches for n in sw.bgp.neighbors if n.peer_device in roles):
+        found.add("uplinks")
+    if plan.qos.lossless_priorities:
+        found.add("lossless")
+    return found
+
+
 def all_alerts(plan: FabricPlan) -> list[Alert]:
-    return switch_alerts(plan) + host_alerts(plan)
+    present = _present(plan)
+    alerts = switch_alerts(plan) + (host_alerts(plan) if plan.hosts else [])
+    return [a for a in alerts if a.needs in present]
 
 
 def annotations_of(plan: FabricPlan, alert: Alert) -> dict[str, str]:
