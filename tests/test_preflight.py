@@ -413,6 +413,9 @@ def _hostile_host(host: Host, value: str) -> Host:
     return dataclasses.replace(host, nics=nics)
 
 
+LINE_BREAKS = ("\n", "\r", "\u2028", "\x85")
+
+
 def test_hostile_names_stay_names(shape: Shape, healthy: Path, tmp_path: Path) -> None:
     """Names are checked by the intent's patterns before they reach a script; the preflight still quotes each one
     where it is printed, so even a name that slipped through is data: bash parses the script, nothing runs, and
@@ -433,6 +436,8 @@ def test_hostile_names_stay_names(shape: Shape, healthy: Path, tmp_path: Path) -
         assert [c["subject"] for c in doc["checks"] if c["check"] == "mtu"] == [p.name for p in planned], value
         assert [c["subject"] for c in doc["checks"] if c["check"] == "rdma-link"] == list(host.rdma_devices), value
         assert not marker.exists(), value
+        if not any(c in value for c in LINE_BREAKS):
+            continue  # the table's layout is only at stake for names that could break a line
         table = run_script(script, healthy)
         # one line per row (str.splitlines would also split at U+2028, which bash leaves in the name)
         assert table.returncode == 1 and table.stdout.count("\n") == len(doc["checks"]) + 2, value

@@ -208,7 +208,8 @@ def _queue_cases(plan: FabricPlan, s: _Sample, n: int) -> dict[str, Case]:
 
 
 def _surge(metric: str, plan: FabricPlan, s: _Sample, port: Series | None,
-           extra: dict[str, str] | None = None) -> Case:
+           extra: dict[str, str] | None = None, recorded: dict[str, str] | None = None) -> Case:
+    """`extra`: labels of the input series beyond device and port; `recorded`: labels the recording rule adds."""
     ops = plan.operations
     # the surge outlasts the rate window and the hold time; the steady rate before it fills the baseline
     surge_min = -(-(ops.rate_window_s + ops.for_s) // 60) + 3
@@ -224,7 +225,7 @@ def _surge(metric: str, plan: FabricPlan, s: _Sample, port: Series | None,
     return Case(bad=[s.info(port, total + 2), (_sel(metric, key), surging)],
                 # a rate as high all day long is the port's normal, not a surge
                 good=[s.info(port, total + 2), (_sel(metric, key), _counter(surge_per_s * 60, total + 2))],
-                labels={**key, **s.place(port)}, minutes=total, value=surge_per_s)
+                labels={**key, **(recorded or {}), **s.place(port)}, minutes=total, value=surge_per_s)
 
 
 def _host_cases(plan: FabricPlan, s: _Sample, n: int) -> dict[str, Case]:
@@ -257,8 +258,9 @@ def _host_cases(plan: FabricPlan, s: _Sample, n: int) -> dict[str, Case]:
             labels={"device": key["device"]}),
     }
     for p in plan.qos.lossless_priorities:
-        cases[f"RocefabNicPauseSurgeReceivedPrio{p}"] = _surge(x.nic_pause_rx(p), plan, s, s.nic)
-        cases[f"RocefabNicPauseSurgeSentPrio{p}"] = _surge(x.nic_pause_tx(p), plan, s, s.nic)
+        priority = {"priority": str(p)}
+        cases[f"RocefabNicPauseSurgeReceivedPrio{p}"] = _surge(x.nic_pause_rx(p), plan, s, s.nic, recorded=priority)
+        cases[f"RocefabNicPauseSurgeSentPrio{p}"] = _surge(x.nic_pause_tx(p), plan, s, s.nic, recorded=priority)
     return cases
 
 

@@ -8,6 +8,7 @@ retransmissions above 0.01 % of packets sent). Every alert has a promtool unit t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,11 +57,19 @@ SWITCH_DROPS = "rocefab:switch_queue_drops:increase"
 SWITCH_ECN = "rocefab:switch_queue_ecn_marked:rate"
 SWITCH_WATCHDOG = "rocefab:switch_pfc_watchdog_stuck:increase"
 NIC_RETRANSMITS = "rocefab:nic_retransmission_causes:rate"
+NIC_PFC_RX = "rocefab:nic_pfc_received_frames:rate"
+NIC_PFC_TX = "rocefab:nic_pfc_sent_frames:rate"
+
+
+def _per_priority(metric_of: Callable[[int], str], priorities: tuple[int, ...], w: str) -> str:
+    """The NIC's per-priority counters (one metric name each) as one series set with a `priority` label."""
+    return " or ".join(f'label_replace(rate({metric_of(p)}[{w}]), "priority", "{p}", "", "")' for p in priorities)
 
 
 def records(plan: FabricPlan) -> list[Record]:
     w = duration(plan.operations.rate_window_s)
     causes = tuple(f"{x.IB}_{c}" for c in x.IB_RETRANSMIT_CAUSES)
+    lossless = plan.qos.lossless_priorities
     return [
         Record(SWITCH_PFC_RX, x.summed("rate", x.PFC_RX, w, "device, port, priority")),
         Record(SWITCH_PFC_TX, x.summed("rate", x.PFC_TX, w, "device, port, priority")),
@@ -68,6 +77,8 @@ def records(plan: FabricPlan) -> list[Record]:
         Record(SWITCH_ECN, x.summed("rate", x.QUEUE_ECN, w, "device, port, queue")),
         Record(SWITCH_WATCHDOG, x.summed("increase", x.WATCHDOG, w, "device, port, queue")),
         Record(NIC_RETRANSMITS, x.summed("rate", causes, w, "device, port")),
+        *([Record(NIC_PFC_RX, _per_priority(x.nic_pause_rx, lossless, w)),
+           Record(NIC_PFC_TX, _per_priority(x.nic_pause_tx, lossless, w))] if lossless and plan.hosts else []),
     ]
 
 
@@ -166,23 +177,18 @@ def switch_alerts(plan: FabricPlan) -> list[Alert]:
             pauses = f'{recorded}{{priority="{p}"}}'
             alerts.append(Alert(
                 f"RocefabSwitchPauseSurge{direction}Prio{p}",
-                _planned(_surge_of(pauses, ops, recorded=True)),
+                _planned(_surge_of(pauses, ops)),
                 ops.for_s, "warning", "pause-storm",
                 f"{{{{ $labels.device }}}} {{{{ $labels.port }}}}: {{{{ $value | printf \"%.0f\" }}}} PFC pauses/s "
                 f"{who} on priority {p}, over {ops.pause_surge_factor}x its baseline", "switch"))
     return alerts
 
 
-def _surge_of(now: str, ops: Operations, recorded: bool = False) -> str:
-    """`now` above its own baseline; a recorded series is averaged as it is, an expression through a subquery."""
-    w = duration(ops.rate_window_s)
-    over = f"{now}[{duration(ops.pause_baseline_s)}]" if recorded else f"({now})[{duration(ops.pause_baseline_s)}:{w}]"
-    baseline = f"avg_over_time({over} offset {duration(baseline_offset_s(ops))})"
+def _surge_of(now: str, ops: Operations) -> str:
+    """A recorded rate above its own baseline: its average over the baseline window, ending before a surge that
+    fires now began."""
+    baseline = f"avg_over_time({now}[{duration(ops.pause_baseline_s)}] offset {duration(baseline_offset_s(ops))})"
     return f"{now} > {ops.pause_surge_factor} * {baseline} and {now} > {ops.pause_surge_floor_per_s}"
-
-
-def _pause_surge(metric: str, ops: Operations) -> str:
-    return _planned(_surge_of(f"rate({metric}[{duration(ops.rate_window_s)}])", ops))
 
 
 def host_alerts(plan: FabricPlan) -> list[Alert]:
@@ -229,13 +235,13 @@ def host_alerts(plan: FabricPlan) -> list[Alert]:
     for p in plan.qos.lossless_priorities:
         alerts += [
             Alert(f"RocefabNicPauseSurgeReceivedPrio{p}",
-                  _pause_surge(x.nic_pause_rx(p), ops),
+                  _planned(_surge_of(f'{NIC_PFC_RX}{{priority="{p}"}}', ops)),
                   ops.for_s, "warning", "pause-storm",
                   f"{{{{ $labels.device }}}} {{{{ $labels.port }}}}: {{{{ $value | printf \"%.0f\" }}}} PFC pauses/s "
                   f"from {{{{ $labels.peer }}}} on priority {p}, over {ops.pause_surge_factor}x its baseline",
                   "host"),
             Alert(f"RocefabNicPauseSurgeSentPrio{p}",
-                  _pause_surge(x.nic_pause_tx(p), ops),
+                  _planned(_surge_of(f'{NIC_PFC_TX}{{priority="{p}"}}', ops)),
                   ops.for_s, "warning", "pause-storm",
                   f"{{{{ $labels.device }}}} {{{{ $labels.port }}}}: sending {{{{ $value | printf \"%.0f\" }}}} PFC "
                   f"pauses/s on priority {p}, over {ops.pause_surge_factor}x its baseline (the host cannot "
