@@ -7,7 +7,7 @@ from typing import Any
 
 from rocefab.renderers.monitoring.collection import gnmic_config, prometheus_config
 from rocefab.renderers.monitoring.dashboard import render_dashboard
-from rocefab.renderers.monitoring.plan_series import render_plan_series
+from rocefab.renderers.monitoring.plan_series import plan_series, render_plan_series
 from rocefab.renderers.monitoring.rule_tests import promtool_tests
 from rocefab.renderers.monitoring.rules import all_alerts, rule_document
 from rocefab.renderers.plan import FabricPlan
@@ -25,12 +25,13 @@ def _yaml(plan: FabricPlan, what: str, tree: dict[str, Any]) -> str:
 def render_monitoring(plan: FabricPlan) -> list[tuple[str, str, str]]:
     """(path under the output folder, kind, content) of every monitoring file."""
     alerts = all_alerts(plan)
+    series = plan_series(plan)
     return [
         (f"monitoring/{RULES}", "prometheus-rules",
          _yaml(plan, "Prometheus alerting rules: promtool check rules rules.yml", rule_document(plan, alerts))),
         ("monitoring/rules.test.yml", "promtool-tests",
          _yaml(plan, "promtool unit tests of rules.yml: promtool test rules rules.test.yml",
-               promtool_tests(plan, RULES))),
+               promtool_tests(plan, RULES, series))),
         ("monitoring/prometheus.yml", "prometheus-config",
          _yaml(plan, "Prometheus scrape config: promtool check config prometheus.yml",
                prometheus_config(plan, RULES))),
@@ -39,5 +40,5 @@ def render_monitoring(plan: FabricPlan) -> list[tuple[str, str, str]]:
                gnmic_config(plan))),
         ("monitoring/grafana-dashboard.json", "grafana-dashboard", render_dashboard(plan)),
         ("monitoring/textfile/rocefab_plan.prom", "plan-series",
-         render_plan_series(plan, header_lines(plan.source, "node_exporter textfile collector", "fabric"))),
+         render_plan_series(series, header_lines(plan.source, "node_exporter textfile collector", "fabric"))),
     ]

@@ -29,7 +29,9 @@ class Series:
 
 
 def _escape(value: str) -> str:
-    """A label value as the exposition format quotes it."""
+    """A label value as the exposition format quotes it (most values need nothing: checked first, it is cheaper)."""
+    if "\\" not in value and '"' not in value and "\n" not in value:
+        return value
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
@@ -42,14 +44,13 @@ def _placement(pod: int | None, rail: int | None) -> tuple[tuple[str, str], ...]
     return (("pod", "" if pod is None else str(pod)), ("rail", "" if rail is None else str(rail)))
 
 
-def _switch_series(plan: FabricPlan, sw: Switch) -> Iterator[Series]:
+def _switch_series(plan: FabricPlan, sw: Switch, roles: dict[str, Role]) -> Iterator[Series]:
     where = _placement(sw.pod, sw.rail)
     for port in sw.ports:
         yield Series(PORT_INFO, (("device", sw.name), ("port", port.name), ("peer", port.peer.device),
                                  ("peer_port", port.peer.port), ("tier", sw.role.value), ("kind", port.role.value),
                                  ("port_speed", oc_speed(port.speed_gbps)), *where), 1)
         yield Series(PORT_SPEED, (("device", sw.name), ("port", port.name)), port.speed_gbps * 125_000_000)
-    roles = {s.name: s.role for s in plan.switches}
     uplinks = 0
     for n in sw.bgp.neighbors:
         peer_role = roles.get(n.peer_device)
@@ -88,8 +89,9 @@ def _host_series(host: Host) -> Iterator[Series]:
 
 def plan_series(plan: FabricPlan) -> list[Series]:
     series: list[Series] = []
+    roles = {sw.name: sw.role for sw in plan.switches}
     for sw in plan.switches:
-        series.extend(_switch_series(plan, sw))
+        series.extend(_switch_series(plan, sw, roles))
     for host in plan.hosts:
         series.extend(_host_series(host))
     return series
@@ -104,9 +106,9 @@ HELP = {
 }
 
 
-def render_plan_series(plan: FabricPlan, header: list[str]) -> str:
+def render_plan_series(series: list[Series], header: list[str]) -> str:
     by_name: dict[str, list[str]] = {name: [] for name in HELP}
-    for s in plan_series(plan):
+    for s in series:
         by_name[s.name].append(exposition_line(s))
     lines = [f"# {line}" for line in header]
     for name, rows in by_name.items():

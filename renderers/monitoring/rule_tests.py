@@ -71,8 +71,8 @@ class _Sample:
     """The plan's series of one switch port, one BGP-speaking switch and one host NIC, to build tests on (None
     where the plan has no such thing, and then no alert about it either: rules.all_alerts)."""
 
-    def __init__(self, plan: FabricPlan) -> None:
-        self.all = plan_series(plan)
+    def __init__(self, series: list[Series]) -> None:
+        self.all = series
         info = [s for s in self.all if s.name == PORT_INFO]
         self.sw_port = next(s for s in info if dict(s.labels)["tier"] != "host")
         sp = dict(self.sw_port.labels)
@@ -264,10 +264,11 @@ def _host_cases(plan: FabricPlan, s: _Sample, n: int) -> dict[str, Case]:
     return cases
 
 
-def cases(plan: FabricPlan) -> dict[str, Case]:
+def cases(plan: FabricPlan, series: list[Series] | None = None) -> dict[str, Case]:
+    """The test cases of every alert; `series`: the plan's series, when the caller has them already."""
     ops = plan.operations
     minutes = -(-(ops.rate_window_s + ops.for_s) // 60) + 3
-    sample = _Sample(plan)
+    sample = _Sample(plan_series(plan) if series is None else series)
     found = {**_switch_cases(plan, sample, minutes + 2), **_host_cases(plan, sample, minutes + 2)}
     for case in found.values():
         case.minutes = case.minutes or minutes
@@ -300,9 +301,9 @@ def _tests(alert: Alert, case: Case, plan: FabricPlan) -> Iterator[dict[str, Any
         }
 
 
-def promtool_tests(plan: FabricPlan, rules_file: str) -> dict[str, Any]:
+def promtool_tests(plan: FabricPlan, rules_file: str, series: list[Series] | None = None) -> dict[str, Any]:
     """promtool's test file: every alert of the rules file, fired and silent. Raises if an alert has no case."""
-    built = cases(plan)
+    built = cases(plan, series)
     tests: list[dict[str, Any]] = []
     for alert in all_alerts(plan):
         if alert.name not in built:
