@@ -103,10 +103,19 @@ def _reporting(metric: str) -> str:
     return f"on (device) count by (device) ({metric})"
 
 
+def _error_rate(name: str, errors: str, packets: str, direction: str, scope: str, ops: Operations) -> Alert:
+    """A port's errors as a share of its packets, above the intent's error rate (the field's 0.001 %)."""
+    w = duration(ops.rate_window_s)
+    err = _percent(ops.error_rate_percent)
+    return Alert(name, _planned(f"100 * rate({errors}[{w}]) / rate({packets}[{w}]) > {err}"),
+                 ops.for_s, "warning", "input-errors",
+                 f"{{{{ $labels.device }}}} {{{{ $labels.port }}}} (to {{{{ $labels.peer }}}}): "
+                 f"{{{{ $value | printf \"%.4f\" }}}} % of packets {direction} are errors, above {err} %", scope)
+
+
 def switch_alerts(plan: FabricPlan) -> list[Alert]:
     ops = plan.operations
     w = duration(ops.rate_window_s)
-    err = _percent(ops.error_rate_percent)
     ecn = _percent(ops.ecn_mark_percent)
     up = f"({x.OPER_STATUS} == 1)"
     established = f"({x.BGP_STATE} == {x.BGP_ESTABLISHED})"
@@ -114,16 +123,8 @@ def switch_alerts(plan: FabricPlan) -> list[Alert]:
     lossless = f"on (device, queue) group_left (priority) {LOSSLESS_QUEUE}"
     drops = SWITCH_DROPS
     alerts = [
-        Alert("RocefabSwitchInputErrors",
-              _planned(f"100 * rate({x.IN_ERRORS}[{w}]) / rate({x.IN_PKTS}[{w}]) > {err}"),
-              ops.for_s, "warning", "input-errors",
-              f"{{{{ $labels.device }}}} {{{{ $labels.port }}}} (to {{{{ $labels.peer }}}}): "
-              f"{{{{ $value | printf \"%.4f\" }}}} % of packets in are errors, above {err} %", "switch"),
-        Alert("RocefabSwitchOutputErrors",
-              _planned(f"100 * rate({x.OUT_ERRORS}[{w}]) / rate({x.OUT_PKTS}[{w}]) > {err}"),
-              ops.for_s, "warning", "input-errors",
-              f"{{{{ $labels.device }}}} {{{{ $labels.port }}}} (to {{{{ $labels.peer }}}}): "
-              f"{{{{ $value | printf \"%.4f\" }}}} % of packets out are errors, above {err} %", "switch"),
+        _error_rate("RocefabSwitchInputErrors", x.IN_ERRORS, x.IN_PKTS, "in", "switch", ops),
+        _error_rate("RocefabSwitchOutputErrors", x.OUT_ERRORS, x.OUT_PKTS, "out", "switch", ops),
         Alert("RocefabLinkDown",
               f'{PORT_INFO}{{tier!="host"}} unless on (device, port) {up} and {_reporting(x.OPER_STATUS)}',
               ops.for_s, "critical", "link-down",
@@ -194,15 +195,10 @@ def _surge_of(now: str, ops: Operations) -> str:
 def host_alerts(plan: FabricPlan) -> list[Alert]:
     ops = plan.operations
     w = duration(ops.rate_window_s)
-    err, rtx, ecn = (_percent(v) for v in (ops.error_rate_percent, ops.retransmit_rate_percent,
-                                           ops.ecn_mark_percent))
+    rtx, ecn = _percent(ops.retransmit_rate_percent), _percent(ops.ecn_mark_percent)
     retransmits = NIC_RETRANSMITS
     alerts = [
-        Alert("RocefabHostPortErrors",
-              _planned(f"100 * rate({x.IB_RX_ERRORS}[{w}]) / rate({x.IB_RX_PKTS}[{w}]) > {err}"),
-              ops.for_s, "warning", "input-errors",
-              f"{{{{ $labels.device }}}} {{{{ $labels.port }}}}: {{{{ $value | printf \"%.4f\" }}}} % of packets "
-              f"in are errors, above {err} %", "host"),
+        _error_rate("RocefabHostPortErrors", x.IB_RX_ERRORS, x.IB_RX_PKTS, "in", "host", ops),
         Alert("RocefabRoceRetransmits",
               _planned(f"100 * {retransmits} / sum by (device, port) (rate({x.IB_TX_PKTS}[{w}])) > {rtx}"),
               ops.for_s, "critical", "pfc-missing",
