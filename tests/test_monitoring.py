@@ -298,3 +298,31 @@ def test_a_fabric_without_hosts_gets_no_host_alerts_and_its_tests_pass(tmp_path:
     for args in (("check", "rules", "rules.yml"), ("test", "rules", "rules.test.yml")):
         result = _promtool(folder, *args)
         assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+
+
+@pytest.mark.parametrize("source", ["lab", "pod32", "tor128-3tier", "mixed"])
+def test_gnmic_connects_where_each_rendered_config_listens(source: str) -> None:
+    """The collector and the switches agree: gnmic's target for each switch is the address and port its own
+    rendered config serves gNMI on (NVUE names both; EOS and NX-OS render the server and keep their default
+    port, so no port line may say otherwise)."""
+    from rocefab.renderers.render import render_fabric
+
+    plan = _plan_of(MIXED) if source == "mixed" else example_plan(source)
+    files = {f.path: f.content for f in render_fabric(plan)}
+    targets = _document(plan, "gnmic.yml")["targets"]
+    for sw in plan.switches:
+        spec = unit(sw.platform).spec
+        assert spec is not None
+        host, port = targets[sw.name]["address"].rsplit(":", 1)
+        nvue = files.get(f"switches/{sw.name}.nvue.yaml")
+        if nvue is not None:
+            server = next(doc for doc in yaml.safe_load_all(nvue) if doc)
+            found = next(item["set"]["system"]["gnmi-server"] for item in server
+                         if "system" in item.get("set", {}) and "gnmi-server" in item["set"]["system"])
+            assert found["state"] == "enabled" and str(found["port"]) == port and host in found["listening-address"]
+        else:
+            config = files[f"switches/{sw.name}.cfg"]
+            assert "management api gnmi" in config or "feature grpc" in config, sw.name
+            assert int(port) == spec.gnmi_port
+            assert not any(line.strip().startswith(("grpc port", "port ")) and line.split()[-1] != port
+                           for line in config.splitlines()), sw.name
