@@ -26,6 +26,7 @@ from pydantic import (
 from rocefab.models.base import IntentModel
 from rocefab.models.media import REACH_M, Medium
 from rocefab.models.operations import Acceptance, Monitoring
+from rocefab.models.services import Services
 from rocefab.models.types import (
     DeviceName,
     Distinct,
@@ -439,3 +440,6 @@ class Intent(IntentModel):
     cabling: Cabling = Cabling()
     monitoring: Monitoring = Field(Monitoring(), description="thresholds of the rendered alert rules")
     acceptance: Acceptance = Field(Acceptance(), description="targets of the rendered bandwidth tests")
+    services: Services | None = Field(
+        None, description="management-plane services of every switch (NTP, syslog, DNS, SNMP identity, AAA "
+                          "servers, banner) and raw lines per platform and role; no secrets")
