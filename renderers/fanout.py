@@ -9,12 +9,14 @@ expensive switches and the cheap hosts alike. The folder is the same, byte for b
 from __future__ import annotations
 
 import multiprocessing
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from rocefab.renderers.output import Entry, publish, write_files
+from rocefab.models.findings import Finding
+from rocefab.renderers.output import Entry, Source, publish, write_files
 from rocefab.renderers.plan import FabricPlan
-from rocefab.renderers.render import device_files, fabric_files, plan_file
+from rocefab.renderers.render import device_files, device_lines, fabric_files, plan_file, summary_file
 
 # Below this many devices a worker process costs more than it saves.
 PARALLEL_MIN_DEVICES = 64
@@ -33,7 +35,13 @@ def _render_plan_file(folder: Path) -> list[Entry]:
     return write_files(folder, [plan_file(_plan)])
 
 
-def _fill(plan: FabricPlan, folder: Path, jobs: int, min_devices: int) -> list[Entry]:
+def _fill(plan: FabricPlan, folder: Path, jobs: int, min_devices: int, findings: Sequence[Finding]) -> list[Entry]:
+    entries = _fill_files(plan, folder, jobs, min_devices)
+    lines = device_lines((e.device, e.lines) for e in entries)
+    return entries + write_files(folder, [summary_file(plan, lines, findings)])
+
+
+def _fill_files(plan: FabricPlan, folder: Path, jobs: int, min_devices: int) -> list[Entry]:
     count = len(plan.switches) + len(plan.hosts)
     workers = min(jobs, count)
     if workers < 2 or count < min_devices or "fork" not in multiprocessing.get_all_start_methods():
@@ -53,8 +61,8 @@ def _fill(plan: FabricPlan, folder: Path, jobs: int, min_devices: int) -> list[E
         _plan = None
 
 
-def render_to_folder(plan: FabricPlan, target: Path, jobs: int, min_devices: int = PARALLEL_MIN_DEVICES
-                     ) -> list[Entry]:
-    """Render every file of `plan` into `target` (replaced atomically, see `publish`) with up to `jobs`
-    processes; returns the manifest entries."""
-    return publish(target, lambda folder: _fill(plan, folder, jobs, min_devices))
+def render_to_folder(plan: FabricPlan, target: Path, jobs: int, min_devices: int = PARALLEL_MIN_DEVICES,
+                     source: Source | None = None, findings: Sequence[Finding] = ()) -> list[Entry]:
+    """Render every file of `plan` into `target` (only rocefab's own files replaced, see `publish`) with up to
+    `jobs` processes; returns the manifest entries."""
+    return publish(target, lambda folder: _fill(plan, folder, jobs, min_devices, findings), source)

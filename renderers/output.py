@@ -1,11 +1,17 @@
-"""Write rendered files into an output folder all at once, with a manifest of hashes.
+"""Write rendered files into an output folder, with a manifest of hashes, touching only rocefab's own files.
 
-Nothing is written in place: the files go to a sibling temporary folder that replaces the target only
-when complete, so an interrupted or failed render never leaves a half-written folder behind.
+Everything is first written to a hidden staging folder inside the target, so a failed render changes
+nothing. Then the new files are renamed over the old ones, the previous render's files the new one no longer
+has are removed, and the manifest is written last. Whatever else the folder holds — a `.git`, notes, other
+folders — is never touched: a git-tracked output folder shows exactly the rendered changes in `git diff`.
+
+The folder's own files are only rocefab's when the previous manifest lists them; a path the render would
+write that holds a file no manifest claims is refused before anything changes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -18,6 +24,7 @@ from pathlib import Path
 from rocefab.renderers.render import RenderedFile
 
 MANIFEST = "manifest.json"
+STAGING_PREFIX = ".rocefab-staging-"
 
 
 class OutputError(Exception):
@@ -32,6 +39,38 @@ class Entry:
     device: str
     kind: str
     sha256: str
+    lines: int = 0  # newlines in the file, for summary.md; not in the manifest
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """What a folder was rendered from: the rocefab version and the intent file (its bytes' SHA-256)."""
+
+    rocefab: str
+    intent_path: str
+    intent_sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    entries: tuple[Entry, ...]
+    source: Source | None  # None for a manifest written before rocefab recorded it
+
+    @property
+    def rocefab(self) -> str | None:
+        return self.source.rocefab if self.source else None
+
+    @property
+    def intent_path(self) -> str | None:
+        return self.source.intent_path if self.source else None
+
+    @property
+    def intent_sha256(self) -> str | None:
+        return self.source.intent_sha256 if self.source else None
+
+
+def source_of(intent: Path, version: str) -> Source:
+    return Source(version, str(intent), hashlib.sha256(intent.read_bytes()).hexdigest())
 
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
@@ -58,11 +97,11 @@ def write_files(folder: Path, files: Iterable[RenderedFile]) -> list[Entry]:
                 view = view[os.write(fd, view):]
         finally:
             os.close(fd)
-        entries.append(Entry(f.path, f.device, f.kind, hashlib.sha256(data).hexdigest()))
+        entries.append(Entry(f.path, f.device, f.kind, hashlib.sha256(data).hexdigest(), data.count(b"\n")))
     return entries
 
 
-def manifest_json(files: Sequence[RenderedFile | Entry]) -> str:
+def manifest_json(files: Sequence[RenderedFile | Entry], source: Source | None = None) -> str:
     entries = [
         {
             "path": f.path,
@@ -72,37 +111,127 @@ def manifest_json(files: Sequence[RenderedFile | Entry]) -> str:
         }
         for f in sorted(files, key=lambda f: f.path)
     ]
-    return json.dumps({"files": entries}, indent=2) + "\n"
+    head: dict[str, object] = {}
+    if source is not None:
+        head = {"rocefab": source.rocefab, "intent": {"path": source.intent_path, "sha256": source.intent_sha256}}
+    return json.dumps({**head, "files": entries}, indent=2) + "\n"
+
+
+def read_manifest(folder: Path) -> Manifest:
+    """The manifest of a rendered folder; OutputError when there is none or it is not one rocefab wrote."""
+    path = folder / MANIFEST
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        entries = tuple(Entry(str(e["path"]), str(e["device"]), str(e["kind"]), str(e["sha256"]))
+                        for e in document["files"])
+        intent = document.get("intent")
+        source = None if intent is None else Source(str(document["rocefab"]), str(intent["path"]),
+                                                    str(intent["sha256"]))
+    except FileNotFoundError:
+        raise OutputError(f"{folder} holds no {MANIFEST}: not a folder rocefab rendered") from None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise OutputError(f"{path}: not a rocefab manifest ({exc})") from None
+    for entry in entries:
+        if not _is_inside(entry.path):
+            raise OutputError(f"{path}: lists {entry.path!r}, which is not a path inside the folder")
+    return Manifest(entries, source)
+
+
+def changed_files(folder: Path, manifest: Manifest) -> list[str]:
+    """The manifest's paths whose file is missing or whose bytes no longer hash as listed, in manifest order."""
+    changed = []
+    for entry in manifest.entries:
+        try:
+            digest = hashlib.sha256((folder / entry.path).read_bytes()).hexdigest()
+        except OSError:
+            changed.append(entry.path)
+            continue
+        if digest != entry.sha256:
+            changed.append(entry.path)
+    return changed
+
+
+def _is_inside(relative: str) -> bool:
+    parts = relative.split("/")
+    return bool(relative) and not relative.startswith("/") and all(p not in ("", ".", "..") for p in parts)
+
+
+def _previous(target: Path) -> set[str]:
+    """Paths the previous render wrote (empty for a new or foreign folder)."""
+    if not (target / MANIFEST).is_file():
+        return set()
+    return {e.path for e in read_manifest(target).entries}
 
 
 def _check_target(target: Path) -> None:
     if target.exists() and not target.is_dir():
         raise OutputError(f"{target} exists and is not a folder")
-    if target.is_dir() and any(target.iterdir()) and not (target / MANIFEST).is_file():
-        raise OutputError(
-            f"{target} is not empty and holds no {MANIFEST}: refusing to replace a folder rocefab did not write"
-        )
 
 
-def publish(target: Path, fill: Callable[[Path], list[Entry]]) -> list[Entry]:
-    """Let `fill` write into a fresh staging folder, add the manifest, then swap the folder in as `target`."""
+def _collisions(target: Path, new: Iterable[str], owned: set[str]) -> list[str]:
+    """New paths that would overwrite (or sit under) something of the folder no manifest claims."""
+    clashes = []
+    for path in new:
+        if path in owned:
+            continue
+        here = target / path
+        if here.exists() or here.is_symlink():
+            clashes.append(path)
+            continue
+        # a parent that exists as a file (or a symlink, which could lead outside) blocks the path too
+        for parent in Path(path).parents:
+            if str(parent) == ".":
+                break
+            p = target / parent
+            if p.is_symlink() or (p.exists() and not p.is_dir()):
+                clashes.append(path)
+                break
+    return clashes
+
+
+def _prune_empty(target: Path, removed: Iterable[str]) -> None:
+    """Remove folders the removed files leave empty, deepest first, never the target itself."""
+    parents = {p for path in removed for p in Path(path).parents if str(p) != "."}
+    for parent in sorted(parents, key=lambda p: len(p.parts), reverse=True):
+        with contextlib.suppress(OSError):  # not empty: something else lives there
+            (target / parent).rmdir()
+
+
+def publish(target: Path, fill: Callable[[Path], list[Entry]], source: Source | None = None) -> list[Entry]:
+    """Let `fill` write into a staging folder inside `target`, then move its files into place (see the
+    module's docstring); returns the manifest entries."""
     _check_target(target)
+    target.mkdir(parents=True, exist_ok=True)
     target = target.resolve()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.rocefab-", dir=target.parent))
+    owned = _previous(target)
+    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=target))
     try:
         entries = fill(staging)
-        (staging / MANIFEST).write_text(manifest_json(entries), encoding="utf-8")
-        staging.chmod(0o755)
-        if target.exists():
-            retired = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-            target.replace(retired / "out")
-            staging.replace(target)
-            shutil.rmtree(retired, ignore_errors=True)
-        else:
-            staging.replace(target)
-    except BaseException:
+        new = [e.path for e in entries]
+        clashes = _collisions(target, new, owned)
+        if clashes:
+            shown = ", ".join(clashes[:5]) + (f" and {len(clashes) - 5} more" if len(clashes) > 5 else "")
+            raise OutputError(f"{target} already holds {shown}, which no previous render of rocefab wrote "
+                              f"(per {MANIFEST}): refusing to overwrite")
+        stale = sorted(owned - set(new))
+        # Until the final manifest is in place, one listing every path either render owns, so an interruption
+        # leaves no rocefab file unclaimed (the next render then replaces or removes it).
+        claim = [*entries, *(Entry(p, "fabric", "stale", "") for p in stale)]
+        (target / MANIFEST).write_text(manifest_json(claim, source), encoding="utf-8")
+        made: set[Path] = set()
+        for path in new:
+            here = target / path
+            if here.parent not in made:
+                here.parent.mkdir(parents=True, exist_ok=True)
+                made.add(here.parent)
+            (staging / path).replace(here)
+        for path in stale:
+            with contextlib.suppress(FileNotFoundError):
+                (target / path).unlink()
+        _prune_empty(target, stale)
+        written = target / f".{MANIFEST}.new"
+        written.write_text(manifest_json(entries, source), encoding="utf-8")
+        written.replace(target / MANIFEST)
+    finally:
         shutil.rmtree(staging, ignore_errors=True)
-        raise
     return entries
-

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from rocefab.models.catalogue import lookup_model
+from rocefab.models.findings import Finding
 from rocefab.platforms import host_unit, unit
 from rocefab.renderers.anta_catalog import render_anta_catalog
 from rocefab.renderers.bandwidth import render_bandwidth_tests
@@ -13,9 +15,11 @@ from rocefab.renderers.bom import render_bom_csv
 from rocefab.renderers.cabling import connections, render_cabling_csv
 from rocefab.renderers.containerlab import render_containerlab
 from rocefab.renderers.diagram import render_topology_svg
+from rocefab.renderers.inventory_file import render_inventory
 from rocefab.renderers.monitoring import render_monitoring
 from rocefab.renderers.plan import FabricPlan, Host, Switch, plan_to_json
 from rocefab.renderers.summary import fabric_summary, summary_to_json
+from rocefab.renderers.summary_markdown import SUMMARY_MD, render_summary_markdown
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +74,7 @@ def fabric_files(plan: FabricPlan, with_plan: bool = True) -> list[RenderedFile]
         ("topology.svg", "topology-diagram", render_topology_svg(plan)),
         ("lab-cut.clab.yml", "containerlab-topology", render_containerlab(plan)),
         ("summary.json", "summary", summary_to_json(fabric_summary(plan))),
+        ("inventory.yaml", "inventory", render_inventory(plan)),
     ]
     catalog = render_anta_catalog(plan)
     if catalog is not None:
@@ -81,6 +86,22 @@ def fabric_files(plan: FabricPlan, with_plan: bool = True) -> list[RenderedFile]
     return [*files, plan_file(plan)] if with_plan else files
 
 
-def render_fabric(plan: FabricPlan) -> list[RenderedFile]:
+def summary_file(plan: FabricPlan, device_lines: dict[str, int], findings: Sequence[Finding]) -> RenderedFile:
+    """summary.md, written last: it counts the lines of every device's files."""
+    return RenderedFile(SUMMARY_MD, "fabric", "summary-page", render_summary_markdown(plan, device_lines, findings))
+
+
+def device_lines(files: Iterable[tuple[str, int]]) -> dict[str, int]:
+    """Lines per device from (device, lines) pairs, fabric-wide files left out."""
+    counts: Counter[str] = Counter()
+    for device, lines in files:
+        if device != "fabric":
+            counts[device] += lines
+    return dict(counts)
+
+
+def render_fabric(plan: FabricPlan, findings: Sequence[Finding] = ()) -> list[RenderedFile]:
     """Every file of the fabric, in a fixed order: switches, hosts, then the fabric-wide artifacts."""
-    return [*device_files(plan, range(len(plan.switches) + len(plan.hosts))), *fabric_files(plan)]
+    files = [*device_files(plan, range(len(plan.switches) + len(plan.hosts))), *fabric_files(plan)]
+    lines = device_lines((f.device, f.content.count("\n")) for f in files)
+    return [*files, summary_file(plan, lines, findings)]

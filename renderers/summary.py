@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -104,3 +105,10 @@ def fabric_summary(plan: FabricPlan) -> FabricSummary:
 
 def summary_to_json(summary: FabricSummary) -> str:
     return dumps_outline(summary)
+
+
+def ecn_profiles(plan: FabricPlan) -> str:
+    """The ECN marking profiles in use, e.g. `150-1500 kbytes @ 100% on 4, 950-3000 kbytes @ 7% on 2`."""
+    counts = Counter((e.min_threshold, e.max_threshold, e.unit, e.max_mark_percent)
+                     for sw in plan.switches if (e := sw.ecn) is not None)
+    return ", ".join(f"{lo}-{hi} {unit} @ {pct}% on {n}" for (lo, hi, unit, pct), n in sorted(counts.items()))

@@ -19,12 +19,12 @@ from rocefab.lab_commands import lab_app
 from rocefab.models.findings import Severity
 from rocefab.models.intent import Intent
 from rocefab.pipeline_commands import check
-from rocefab.platforms import unit
 from rocefab.renderers.fanout import render_to_folder
+from rocefab.renderers.headroom_rows import headroom_rows
 from rocefab.renderers.jsontext import dumps_outline
-from rocefab.renderers.output import OutputError
-from rocefab.renderers.plan import FabricPlan, PortRole, Switch
-from rocefab.renderers.summary import bandwidth, fabric_summary
+from rocefab.renderers.output import OutputError, source_of
+from rocefab.renderers.plan import FabricPlan, PortRole
+from rocefab.renderers.summary import bandwidth, ecn_profiles, fabric_summary
 
 app = typer.Typer(
     help="Declarative lossless RoCEv2 fabrics: intent YAML in, switch configs, host scripts and NCCL settings out.",
@@ -49,10 +49,6 @@ def validate(intent: IntentArg) -> None:
     )
 
 
-HEADROOM_RENDERED = {"cable-length": "cable-length {cable} m",
-                     "pause-buffer": "pause buffer-size {buffer} B, pause at {pause} B", "none": "not rendered"}
-
-
 def _headroom_table(plan: FabricPlan) -> Any:
     """PFC headroom per tier and platform: the worst port's arithmetic and what the config says about it."""
     from rich.table import Table
@@ -62,29 +58,10 @@ def _headroom_table(plan: FabricPlan) -> Any:
     # `speed`, `headroom` and `arithmetic` are the neediest port's; `longest cable` is any port's
     for column in ("tier", "platform", "switches", "longest cable", "speed", "headroom", "arithmetic", "rendered as"):
         table.add_column(column, justify="right" if column in ("switches", "headroom") else "left")
-    groups: dict[tuple[str, str], list[Switch]] = {}
-    for sw in plan.switches:
-        if sw.pfc_headroom is not None:
-            groups.setdefault((sw.role.value, sw.platform), []).append(sw)
-    for (role, platform), members in groups.items():
-        worst = max(members, key=lambda sw: sw.pfc_headroom.bytes if sw.pfc_headroom else 0).pfc_headroom
-        assert worst is not None
-        longest = max(sw.longest_cable_m for sw in members)
-        spec = unit(platform).spec
-        how = "-" if spec is None else HEADROOM_RENDERED[spec.headroom_by].format(
-            cable=longest, buffer=2 * worst.bytes, pause=worst.bytes)
-        if spec and spec.headroom_by != "cable-length" and longest <= spec.headroom_rendered_above_m:
-            how = f"platform default (<= {spec.headroom_rendered_above_m} m)"
-        table.add_row(role, platform, str(len(members)), f"{longest} m", f"{worst.speed_gbps}G",
-                      f"{worst.bytes:,} B", worst.formula, how)
+    for r in headroom_rows(plan):
+        table.add_row(r.role, r.platform, str(r.switches), f"{r.longest_cable_m} m", f"{r.speed_gbps}G",
+                      f"{r.headroom_bytes:,} B", r.arithmetic, r.rendered_as)
     return table
-
-
-def _ecn_summary(plan: FabricPlan) -> str:
-    """The ECN marking profiles in use, e.g. `150-1500 kbytes @ 100% on 4, 950-3000 kbytes @ 7% on 2`."""
-    counts = Counter((e.min_threshold, e.max_threshold, e.unit, e.max_mark_percent)
-                     for sw in plan.switches if (e := sw.ecn) is not None)
-    return ", ".join(f"{lo}-{hi} {unit} @ {pct}% on {n}" for (lo, hi, unit, pct), n in sorted(counts.items()))
 
 
 def _summary(plan: FabricPlan, devices: bool) -> None:
@@ -107,7 +84,7 @@ def _summary(plan: FabricPlan, devices: bool) -> None:
               "between two hosts")
     q = plan.qos
     out.print(
-        f"RoCE DSCP {q.roce_dscp} -> priority {q.roce_priority} (lossless, PFC, ECN {_ecn_summary(plan)}); "
+        f"RoCE DSCP {q.roce_dscp} -> priority {q.roce_priority} (lossless, PFC, ECN {ecn_profiles(plan)}); "
         f"CNP DSCP {q.cnp_dscp} -> "
         f"priority {q.cnp_priority} (strict); hosts send ToS {q.roce_tos}"
     )
@@ -148,18 +125,21 @@ def plan(
 @app.command()
 def render(
     intent: IntentArg,
-    output: Annotated[Path, typer.Option("-o", "--output", help="output folder (replaced as a whole)")],
+    output: Annotated[Path, typer.Option(
+        "-o", "--output", help="output folder: the previous render's files are replaced, anything else there is kept")],
     jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, max=64,
                                              help="processes rendering at once [default: one per CPU, at most 4]")
                     ] = None,
 ) -> None:
     """Render every switch config, host script and NCCL file, the cabling plan, bill of materials, topology
-    diagram, containerlab lab cut, summary and plan into OUTPUT, atomically."""
+    diagram, containerlab lab cut, summary and plan into OUTPUT. A failed render changes nothing there; files
+    the previous render did not write (a .git, notes) are kept."""
     checked = check(intent)
     assert checked.plan is not None
     try:
         with collector_paused():  # forked workers inherit the pause
-            files = render_to_folder(checked.plan, output, jobs or min(os.cpu_count() or 1, 4))
+            files = render_to_folder(checked.plan, output, jobs or min(os.cpu_count() or 1, 4),
+                                     source=source_of(intent, __version__), findings=checked.findings)
     except OutputError as exc:
         err.print(f"{exc}; nothing was written", markup=False)
         raise typer.Exit(EXIT_INPUT) from None

@@ -70,4 +70,6 @@ def example_plan(name: str) -> FabricPlan:
 
 @cache
 def example_files(name: str) -> tuple[RenderedFile, ...]:
-    return tuple(render_fabric(example_plan(name)))
+    checked = check_file(INTENTS / f"{name}.yaml", TEST_VERSION)
+    assert checked.plan is not None, [str(f) for f in checked.findings]
+    return tuple(render_fabric(checked.plan, checked.findings))

@@ -1,0 +1,164 @@
+"""The output folder as operators keep it: in git, with notes beside the rendered files. A render replaces
+only what the previous render wrote (per its manifest), refuses to overwrite anything else, and a failed
+render changes nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import INTENTS, TEST_VERSION
+
+from rocefab.renderers.output import (
+    MANIFEST,
+    STAGING_PREFIX,
+    Entry,
+    OutputError,
+    changed_files,
+    publish,
+    read_manifest,
+    source_of,
+    write_files,
+)
+from rocefab.renderers.render import RenderedFile
+
+
+def rocefab(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rocefab", *map(str, args)], capture_output=True, text=True,
+                          check=False, timeout=60, cwd=cwd)
+
+
+def _files(**contents: str) -> list[RenderedFile]:
+    return [RenderedFile(path.replace("__", "/"), "fabric", "test", text) for path, text in contents.items()]
+
+
+def _publish(target: Path, files: list[RenderedFile]) -> list[Entry]:
+    return publish(target, lambda folder: write_files(folder, files))
+
+
+def _tree(folder: Path) -> dict[str, str]:
+    return {p.relative_to(folder).as_posix(): p.read_text() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_rendering_twice_into_a_git_repository_keeps_git_and_notes(tmp_path: Path) -> None:
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git is not installed")
+    out = tmp_path / "out"
+    out.mkdir()
+    env_git = [git, "-C", str(out), "-c", "user.email=t@example.invalid", "-c", "user.name=t"]
+    subprocess.run([*env_git, "init", "-q"], check=True)
+    (out / "NOTES.md").write_text("change 1234: lab fabric\n")
+    first = rocefab("render", INTENTS / "lab.yaml", "-o", out)
+    assert first.returncode == 0, first.stderr
+    subprocess.run([*env_git, "add", "-A"], check=True)
+    subprocess.run([*env_git, "commit", "-qm", "rendered"], check=True)
+    again = rocefab("render", INTENTS / "lab.yaml", "-o", out)
+    assert again.returncode == 0, again.stderr
+    assert (out / ".git" / "HEAD").is_file()
+    assert (out / "NOTES.md").read_text() == "change 1234: lab fabric\n"
+    status = subprocess.run([*env_git, "status", "--porcelain"], capture_output=True, text=True, check=True)
+    assert status.stdout == "", "an unchanged intent must leave a git-tracked output folder clean"
+    # a real change shows as exactly the files it touches
+    intent = tmp_path / "lab.yaml"
+    ets = "qos:\n  ets:\n    roce_percent: 60\n    default_percent: 40\n"
+    intent.write_text((INTENTS / "lab.yaml").read_text() + ets)
+    changed = rocefab("render", intent, "-o", out)
+    assert changed.returncode == 0, changed.stderr
+    status = subprocess.run([*env_git, "status", "--porcelain"], capture_output=True, text=True, check=True)
+    touched = sorted(line[3:] for line in status.stdout.splitlines())
+    assert "NOTES.md" not in touched and not any(t.startswith(".git") for t in touched)
+    assert "manifest.json" in touched and any(t.startswith("switches/") for t in touched)
+    assert not any(t.startswith("hosts/") for t in touched), "ETS weights do not reach the hosts"
+
+
+def test_render_into_the_current_folder_keeps_its_other_files(tmp_path: Path) -> None:
+    (tmp_path / "README.txt").write_text("mine")
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "ntp.txt").write_text("also mine")
+    result = rocefab("render", INTENTS / "lab.yaml", "-o", ".", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "README.txt").read_text() == "mine"
+    assert (tmp_path / "site" / "ntp.txt").read_text() == "also mine"
+    assert (tmp_path / "switches" / "leaf1-a.cfg").is_file()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(STAGING_PREFIX)], "no staging folder left"
+
+
+def test_only_the_previous_renders_files_are_replaced_or_removed(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    _publish(out, _files(a__one="1\n", a__two="2\n", b__three="3\n"))
+    (out / "a" / "mine.txt").write_text("kept")
+    (out / "notes.md").write_text("kept too")
+    _publish(out, _files(a__one="1 again\n", c__four="4\n"))
+    assert _tree(out) == {"a/mine.txt": "kept", "notes.md": "kept too", "a/one": "1 again\n", "c/four": "4\n",
+                          MANIFEST: (out / MANIFEST).read_text()}
+    assert not (out / "b").exists(), "a folder the removed files leave empty goes too"
+    assert [e.path for e in read_manifest(out).entries] == ["a/one", "c/four"]
+
+
+def test_a_file_no_manifest_claims_is_never_overwritten(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "cabling.csv").write_text("the site's own cabling sheet")
+    with pytest.raises(OutputError, match=r"already holds cabling\.csv, which no previous render"):
+        _publish(out, _files(**{"cabling.csv": "rendered\n", "x__y": "z\n"}))
+    assert _tree(out) == {"cabling.csv": "the site's own cabling sheet"}, "nothing written, nothing removed"
+
+
+def test_a_symlinked_folder_on_the_way_is_refused(tmp_path: Path) -> None:
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    (out / "switches").symlink_to(elsewhere)
+    with pytest.raises(OutputError, match=r"switches/leaf\.cfg"):
+        _publish(out, [RenderedFile("switches/leaf.cfg", "leaf", "test", "x\n")])
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_failed_render_changes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    _publish(out, _files(a__one="1\n"))
+    before = _tree(out)
+
+    def failing(folder: Path) -> list[Entry]:
+        write_files(folder, _files(a__one="half\n"))
+        raise RuntimeError("renderer crashed")
+
+    with pytest.raises(RuntimeError):
+        publish(out, failing)
+    assert _tree(out) == before
+    assert not [p for p in out.iterdir() if p.name.startswith(STAGING_PREFIX)]
+
+
+def test_the_manifest_says_what_it_was_rendered_from_and_catches_edits(tmp_path: Path) -> None:
+    intent = INTENTS / "lab.yaml"
+    out = tmp_path / "out"
+    publish(out, lambda folder: write_files(folder, _files(a__one="1\n", a__two="2\n")),
+            source_of(intent, TEST_VERSION))
+    manifest = read_manifest(out)
+    assert manifest.rocefab == TEST_VERSION
+    assert manifest.intent_sha256 == hashlib.sha256(intent.read_bytes()).hexdigest()
+    assert changed_files(out, manifest) == []
+    (out / "a" / "two").write_text("edited\n")
+    (out / "a" / "one").unlink()
+    assert changed_files(out, manifest) == ["a/one", "a/two"]
+
+
+@pytest.mark.parametrize("document", [
+    "not json", json.dumps({"files": [{"path": "../escape", "device": "d", "kind": "k", "sha256": "0"}]}),
+    json.dumps({"files": [{"path": "/etc/passwd", "device": "d", "kind": "k", "sha256": "0"}]}),
+    json.dumps({"files": "nope"}), json.dumps([1, 2]),
+])
+def test_a_manifest_rocefab_did_not_write_is_refused(tmp_path: Path, document: str) -> None:
+    (tmp_path / MANIFEST).write_text(document)
+    with pytest.raises(OutputError):
+        read_manifest(tmp_path)
+    (tmp_path / "keep.txt").write_text("x")
+    with pytest.raises(OutputError):
+        _publish(tmp_path, _files(a="1\n"))
+    assert (tmp_path / "keep.txt").read_text() == "x"
