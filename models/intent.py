@@ -55,19 +55,22 @@ Cage = Annotated[StrictInt, Field(ge=1, le=1024, description="front-panel cage n
 
 class FabricInfo(IntentModel):
     name: DeviceName = Field(description="fabric name, printed in every generated file header")
-    description: Text = ""
+    description: Text = Field("", description="one line about the fabric: the topology diagram's title shows it "
+                                              "beside the name, and the plan records it")
 
 
 # --- QoS -----------------------------------------------------------------------------------------------
 
 
 class Marking(IntentModel):
-    dscp: Dscp
-    priority: Priority
+    dscp: Dscp = Field(description="DSCP code point the traffic class arrives with (hosts mark it)")
+    priority: Priority = Field(description="switch priority (and queue) the DSCP maps to")
 
 
 class PfcWatchdog(IntentModel):
-    enabled: StrictBool = True
+    enabled: StrictBool = Field(True, description="PFC watchdog on every lossless queue: a queue paused for too long "
+                                                 "stops honouring pause frames, so one stuck NIC cannot "
+                                                 "deadlock the fabric")
     polling_interval_ms: StrictInt = Field(100, ge=10, le=1000, description="how often paused queues are polled")
     robustness: StrictInt = Field(
         3, ge=1, le=1000, description="polls a queue must stay paused before the watchdog acts"
@@ -79,7 +82,7 @@ class Pfc(IntentModel):
     priorities: Annotated[tuple[Priority, ...], Distinct] | None = Field(
         None, description="PFC (no-drop) priorities; default: exactly the RoCE priority"
     )
-    watchdog: PfcWatchdog = PfcWatchdog()
+    watchdog: PfcWatchdog = Field(PfcWatchdog(), description="PFC watchdog (pause-storm protection) timers")
     measured_headroom_bytes: StrictInt | None = Field(
         None, ge=1, le=64 * 1024 * 1024,
         description="PFC headroom per port from measured watermarks, replacing rocefab's estimate from cable "
@@ -97,23 +100,28 @@ class Ecn(IntentModel):
 class Ets(IntentModel):
     """Bandwidth shares of the DWRR queues; the CNP queue is strict priority and takes no share."""
 
-    roce_percent: StrictInt = Field(50, ge=1, le=100)
-    default_percent: StrictInt = Field(50, ge=0, le=100)
+    roce_percent: StrictInt = Field(50, ge=1, le=100, description="guaranteed share of port bandwidth for the RoCE "
+                                                                   "(lossless) queue under congestion, in percent")
+    default_percent: StrictInt = Field(50, ge=0, le=100, description="guaranteed share for the default queue (all "
+                                                                      "other traffic), in percent")
 
 
 class Qos(IntentModel):
     trust: Literal["dscp"] = Field(
         "dscp", description="classification source; routed and untagged links carry no PCP, so DSCP"
     )
-    roce: Marking = Marking(dscp=26, priority=3)
-    cnp: Marking = Marking(dscp=48, priority=6)
+    roce: Marking = Field(Marking(dscp=26, priority=3), description="RoCEv2 data: its DSCP and the lossless priority "
+                                                                    "(PFC, ECN) it maps to; default DSCP 26 on 3")
+    cnp: Marking = Field(Marking(dscp=48, priority=6), description="DCQCN congestion notification packets: DSCP "
+                                                                   "and the strict-priority queue; default DSCP 48 "
+                                                                   "on 6")
     dscp_map: dict[Dscp, Priority] = Field(
         default_factory=dict, description="further DSCP -> priority entries (RoCE and CNP are implied)"
     )
-    pfc: Pfc = Pfc()
+    pfc: Pfc = Field(Pfc(), description="priority flow control: which priorities are lossless, watchdog, headroom")
     ecn: Ecn | None = Field(None, description="ECN marking on the RoCE queue; unset, each switch takes its ASIC "
                                               "family's published profile (Spectrum, Cisco Cloud Scale, Broadcom)")
-    ets: Ets = Ets()
+    ets: Ets = Field(Ets(), description="bandwidth shares (DWRR) of the RoCE and default queues")
 
     @property
     def lossless_priorities(self) -> tuple[int, ...]:
@@ -131,8 +139,9 @@ class Mtu(IntentModel):
 
 
 class Vlan(IntentModel):
-    id: StrictInt = Field(ge=1, le=4094)
-    name: VlanName
+    id: StrictInt = Field(ge=1, le=4094, description="802.1Q VLAN id, 1-4094 (each platform's reserved range is "
+                                                     "checked at validation)")
+    name: VlanName = Field(description="VLAN name configured on the leaves, e.g. train-rail0")
     subnet: Ipv4Network = Field(description="supernet; each leaf pair routes one slice of it")
     pair_prefix_length: StrictInt = Field(
         24, ge=16, le=29, description="prefix length of the slice each leaf pair gets"
@@ -168,8 +177,9 @@ class LoadBalancing(IntentModel):
 
 
 class Underlay(IntentModel):
-    asn: Asns
-    ecmp_max_paths: StrictInt = Field(64, ge=1, le=128)
+    asn: Asns = Field(description="eBGP autonomous system numbers per tier")
+    ecmp_max_paths: StrictInt = Field(64, ge=1, le=128, description="BGP multipath limit: equal-cost paths installed "
+                                                                     "per prefix")
     loopback_subnet: Ipv4Network = Field(description="router-id / loopback0 addresses, one /32 each")
     p2p_subnet: Ipv4Network = Field(description="/31 leaf-spine links that cannot be unnumbered")
     peer_link_subnet: Ipv4Network | None = Field(
@@ -181,17 +191,19 @@ class Underlay(IntentModel):
     unnumbered: Literal["auto", "never"] = Field(
         "auto", description="auto: BGP unnumbered on links where both ends support it"
     )
-    bfd: Bfd = Bfd()
-    load_balancing: LoadBalancing = LoadBalancing()
+    bfd: Bfd = Field(Bfd(), description="BFD on the BGP sessions: on by default, 300 ms x 3")
+    load_balancing: LoadBalancing = Field(LoadBalancing(), description="ECMP hashing of RoCE flows")
 
 
 # --- topology --------------------------------------------------------------------------------------------
 
 
 class Spines(IntentModel):
-    model: ModelName
-    count: StrictInt = Field(ge=1, le=128)
-    name_format: NameFormat = "spine{n}"
+    model: ModelName = Field(description="spine switch model, from the device catalogue")
+    count: StrictInt = Field(ge=1, le=128, description="number of spines; every leaf has uplinks_per_spine links "
+                                                       "to each")
+    name_format: NameFormat = Field("spine{n}", description="spine names, {n} counting from 1, e.g. spine{n} gives "
+                                                            "spine1, spine2, ...")
     names: Annotated[tuple[DeviceName, ...], Distinct] | None = Field(
         None, description="explicit names, overriding name_format")
 
@@ -205,25 +217,27 @@ class PortOverrides(IntentModel):
 
 
 class LeafDefaults(IntentModel):
-    uplinks_per_spine: StrictInt = Field(1, ge=1, le=32)
+    uplinks_per_spine: StrictInt = Field(1, ge=1, le=32, description="parallel links from every leaf to each spine")
     uplink_speed_gbps: SpeedGbps | None = Field(
         None, description="default: the fastest speed both ends offer"
     )
-    peer_link_links: StrictInt = Field(2, ge=1, le=16)
+    peer_link_links: StrictInt = Field(2, ge=1, le=16, description="member links of the MLAG/vPC peer link "
+                                                                   "between the two leaves of a pair")
     peer_link_speed_gbps: SpeedGbps | None = Field(None, description="default: the leaf's native cage speed")
 
-    ports: PortOverrides = PortOverrides()
+    ports: PortOverrides = Field(PortOverrides(), description="front-panel cage choices for every leaf pair; "
+                                                              "default: rocefab picks them")
 
 
 class LeafPair(IntentModel):
-    name: DeviceName
-    model: ModelName
+    name: DeviceName = Field(description="pair name; its leaves are <name>-a and <name>-b unless `leaves` names them")
+    model: ModelName = Field(description="leaf switch model of both leaves, from the device catalogue")
     hosts: StrictInt = Field(0, ge=0, le=1024, description="number of dual-homed hosts on this pair")
     host_names: Annotated[tuple[DeviceName, ...], Distinct] | None = Field(None, description="explicit host names")
     leaves: Annotated[tuple[DeviceName, DeviceName], Distinct] | None = Field(
         None, description="explicit leaf names")
     multihoming: Multihoming | None = Field(None, description="default: the platform's native choice")
-    ports: PortOverrides | None = None
+    ports: PortOverrides | None = Field(None, description="cage choices for this pair only, replacing leaf.ports")
 
     @model_validator(mode="after")
     def _hosts_match_names(self) -> LeafPair:
@@ -245,37 +259,42 @@ class LeafPair(IntentModel):
 class Topology(IntentModel):
     """Every leaf pair and the spine layer spelled out."""
 
-    design: Literal["tor-dual-homed"] = "tor-dual-homed"
-    spines: Spines
-    leaf: LeafDefaults = LeafDefaults()
-    leaf_pairs: tuple[LeafPair, ...] = Field(min_length=1)
+    design: Literal["tor-dual-homed"] = Field(
+        "tor-dual-homed", description="an explicit topology is always ToR pairs with dual-homed hosts")
+    spines: Spines = Field(description="the spine layer")
+    leaf: LeafDefaults = Field(LeafDefaults(), description="settings every leaf pair shares")
+    leaf_pairs: tuple[LeafPair, ...] = Field(min_length=1, description="the ToR leaf pairs, in order; hosts are "
+                                                                       "numbered across them in this order")
 
 
 class TierModels(IntentModel):
-    leaf: ModelName
-    spine: ModelName
+    leaf: ModelName = Field(description="leaf switch model, from the device catalogue")
+    spine: ModelName = Field(description="spine switch model, from the device catalogue")
     superspine: ModelName | None = Field(None, description="default: the spine model")
 
 
 class ClosNames(IntentModel):
     """Python format strings; n counts from 1 within each tier."""
 
-    leaf: NameFormat = "leaf{n:03d}"
-    spine: NameFormat = "spine{n:03d}"
-    superspine: NameFormat = "super{n:03d}"
+    leaf: NameFormat = Field("leaf{n:03d}", description="leaf names of a rail-optimized fabric; ToR leaves are "
+                                                        "named after their pair (see pair) with -a and -b")
+    spine: NameFormat = Field("spine{n:03d}", description="spine names")
+    superspine: NameFormat = Field("super{n:03d}", description="super-spine names (three tiers)")
     pair: NameFormat = Field("rack{n:03d}", description="ToR dual-homed: leaf pairs, whose leaves get -a and -b")
 
 
 class Clos(IntentModel):
     """A fabric sized from the cluster: rocefab derives the tiers, switch counts, pods, rails and cabling."""
 
-    design: Literal["tor-dual-homed", "rail-optimized"]
+    design: Literal["tor-dual-homed", "rail-optimized"] = Field(
+        description="tor-dual-homed: every server bonds dual-port NICs across a leaf pair; rail-optimized: NIC i of "
+                    "every server goes to a leaf of rail i, single-homed")
     nodes: StrictInt = Field(ge=1, le=65536, description="GPU servers")
     nics_per_node: StrictInt = Field(
         ge=1, le=16, description="fabric NICs per server: rails (rail-optimized) or dual-port bonds (ToR)"
     )
-    nic_speed_gbps: SpeedGbps
-    models: TierModels
+    nic_speed_gbps: SpeedGbps = Field(description="speed of each NIC port, in Gb/s")
+    models: TierModels = Field(description="switch model of each tier")
     oversubscription: Annotated[str, StringConstraints(pattern=r"^[1-9][0-9]{0,2}:[1-9][0-9]{0,2}$")] = Field(
         "1:1", description="host bandwidth : uplink bandwidth on every leaf and spine"
     )
@@ -287,7 +306,7 @@ class Clos(IntentModel):
     spines_per_pod: StrictInt | None = Field(
         None, ge=1, le=512, description="pin the spine count (per pod in three tiers); default: the fewest that fit"
     )
-    names: ClosNames = ClosNames()
+    names: ClosNames = Field(ClosNames(), description="name formats of the switches rocefab sizes")
 
     @property
     def ratio(self) -> tuple[int, int]:
@@ -301,8 +320,9 @@ class Clos(IntentModel):
 class Bond(IntentModel):
     """One dual-port NIC bonded with LACP: member 0 cables to leaf a, member 1 to leaf b of the host's pair."""
 
-    name: NetdevName = "bond0"
-    members: Annotated[tuple[NetdevName, NetdevName], Distinct]
+    name: NetdevName = Field("bond0", description="Linux name of the bond interface the host script creates")
+    members: Annotated[tuple[NetdevName, NetdevName], Distinct] = Field(
+        description="the two ports of the NIC: the first cables to leaf a, the second to leaf b")
     rdma_device: RdmaDeviceName = Field(description="RDMA device of the RoCE LAG, e.g. mlx5_bond_0")
     speed_gbps: SpeedGbps = Field(description="speed of each member port")
     vlan: StrictInt = Field(ge=1, le=4094, description="training VLAN the bond sits in")
@@ -324,8 +344,10 @@ class Nccl(IntentModel):
 
 
 class Ethtool(IntentModel):
-    rx_ring: StrictInt = Field(8192, ge=64, le=8192)
-    tx_ring: StrictInt = Field(8192, ge=64, le=8192)
+    rx_ring: StrictInt = Field(8192, ge=64, le=8192, description="NIC receive ring entries (ethtool -G rx), a power "
+                                                                  "of two")
+    tx_ring: StrictInt = Field(8192, ge=64, le=8192, description="NIC transmit ring entries (ethtool -G tx), a power "
+                                                                  "of two")
 
     @field_validator("rx_ring", "tx_ring")
     @classmethod
@@ -338,23 +360,24 @@ class Ethtool(IntentModel):
 class Nic(IntentModel):
     """A single-port NIC of a rail-optimized server: NIC i cables to a leaf of rail i."""
 
-    netdev: NetdevName
-    rdma_device: RdmaDeviceName
+    netdev: NetdevName = Field(description="Linux name of the NIC port, e.g. enp24s0np0")
+    rdma_device: RdmaDeviceName = Field(description="its RDMA device as `rdma link show` lists it, e.g. mlx5_0")
 
 
 class Hosts(IntentModel):
-    name_format: NameFormat = "gpu{n:03d}"
+    name_format: NameFormat = Field("gpu{n:03d}", description="GPU server names, {n} counting from 1 across the "
+                                                              "fabric")
     bonds: tuple[Bond, ...] = Field((), description="ToR dual-homed: dual-port NICs bonded across a leaf pair")
     nics: tuple[Nic, ...] = Field((), description="rail-optimized: one entry per rail, in rail order")
-    nccl: Nccl
-    ethtool: Ethtool = Ethtool()
+    nccl: Nccl = Field(description="NCCL settings written to every host's nccl.conf and environment")
+    ethtool: Ethtool = Field(Ethtool(), description="NIC ring sizes the host script sets")
 
 
 class Management(IntentModel):
     """Out-of-band management addressing of the switches (mgmt VRF, management port)."""
 
-    subnet: Ipv4Network
-    gateway: Ipv4Address
+    subnet: Ipv4Network = Field(description="management network of the switches; each takes one address of it")
+    gateway: Ipv4Address = Field(description="default gateway of the management VRF, inside subnet")
     first_offset: StrictInt = Field(10, ge=1, description="the first switch gets subnet address number first_offset")
 
 
@@ -374,14 +397,14 @@ class CableLengths(IntentModel):
 class MeasuredCable(IntentModel):
     """One cable's real length, named by the switch port at either of its ends."""
 
-    device: DeviceName
-    port: PortName
+    device: DeviceName = Field(description="switch at one end of the cable, as the plan names it")
+    port: PortName = Field(description="that switch's port, e.g. Ethernet1/1 or swp1s0")
     length_m: StrictInt = Field(ge=1, le=REACH_M[Medium.SINGLE_MODE],
                                 description="measured length; at most the reach of the medium the plan gives it")
 
 
 class Cabling(IntentModel):
-    lengths: CableLengths = CableLengths()
+    lengths: CableLengths = Field(CableLengths(), description="length assumed per cable class (for PFC headroom)")
     measured: tuple[MeasuredCable, ...] = Field(
         (), description="cables whose length is known, overriding their class's length (never above its reach)")
 
@@ -422,22 +445,24 @@ def _topology_kind(value: object) -> str:
 class Intent(IntentModel):
     """A lossless RoCEv2 training fabric: QoS, MTU, VLANs, underlay, topology and hosts."""
 
-    schema_version: Annotated[Literal[1], whole_number_choice(1)] = 1
-    fabric: FabricInfo
-    qos: Qos = Qos()
-    mtu: Mtu = Mtu()
+    schema_version: Annotated[Literal[1], whole_number_choice(1)] = Field(
+        1, description="version of this schema; 1, the only one so far")
+    fabric: FabricInfo = Field(description="the fabric's name and description")
+    qos: Qos = Field(Qos(), description="lossless RoCE classes: DSCP marking, PFC, ECN and bandwidth shares")
+    mtu: Mtu = Field(Mtu(), description="MTUs of hosts and switches")
     vlans: tuple[Vlan, ...] = Field((), description="training VLANs (ToR dual-homed designs)")
-    underlay: Underlay
+    underlay: Underlay = Field(description="BGP underlay: ASNs, address pools, BFD and ECMP")
     topology: Annotated[
         Annotated[Topology, Tag(EXPLICIT_TAG)] | Annotated[Clos, Tag(SIZED_TAG)],
         Discriminator(_topology_kind),
-    ]
-    hosts: Hosts
+    ] = Field(description="either every leaf pair spelled out (spines, leaf_pairs) or a cluster size rocefab "
+                           "builds the fabric for (design, nodes, nics_per_node, ...)")
+    hosts: Hosts = Field(description="the GPU servers' NICs, bonds and NCCL settings")
     management: Management | None = Field(
         None, description="switch management addresses; needed for vPC keepalives and MLAG backup links"
     )
-    racks: Racks = Racks()
-    cabling: Cabling = Cabling()
+    racks: Racks = Field(Racks(), description="rack placement for the cabling plan and cable classes")
+    cabling: Cabling = Field(Cabling(), description="cable lengths for PFC headroom")
     monitoring: Monitoring = Field(Monitoring(), description="thresholds of the rendered alert rules")
     acceptance: Acceptance = Field(Acceptance(), description="targets of the rendered bandwidth tests")
     services: Services | None = Field(

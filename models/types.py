@@ -50,10 +50,21 @@ VlanName = Annotated[
     StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,32}$"),
     Field(description="a VLAN name: letters, digits, '_' and '-', up to 32"),
 ]
+
+
+def _catalogue_enum(schema: dict[str, Any]) -> None:
+    """The JSON schema of a model name lists the catalogue's models, so an editor offers them and flags an unknown
+    one. Validation stays the catalogue lookup (case-insensitive, vendor prefix optional, with a did-you-mean
+    message); the catalogue is imported here, at schema time, because it imports the platform units."""
+    from rocefab.models.catalogue import MODELS
+
+    schema["enum"] = sorted(MODELS)
+
+
 ModelName = Annotated[
     str,
     StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$"),
-    Field(description="a switch model as the catalogue lists it, e.g. SN5600"),
+    Field(description="a switch model as the catalogue lists it, e.g. SN5600", json_schema_extra=_catalogue_enum),
 ]
 # NCCL_SOCKET_IFNAME: a comma-separated list of interface names, optionally '^' (exclude) then '=' (exact).
 NCCL_IFNAME_PATTERN = rf"^\^?=?{NETDEV_PATTERN[1:-1]}(,{NETDEV_PATTERN[1:-1]})*$"

@@ -42,13 +42,13 @@ def test_unknown_key_names_line_and_suggests(tmp_path: Path) -> None:
                                                         "  spines: {model: SN5600, count: 1, cuont: 2}")
     errors = _errors(tmp_path, text)
     assert len(errors) == 1
-    assert errors[0].startswith("F:16:37 topology.spines.cuont: unknown key 'cuont'; did you mean 'count'?")
+    assert errors[0].startswith("F:17:37 topology.spines.cuont: unknown key 'cuont'; did you mean 'count'?")
 
 
 def test_missing_key_points_at_parent(tmp_path: Path) -> None:
     text = (INTENTS / "lab.yaml").read_text().replace("  asn: {spine: 65000, leaf_first: 65101}\n", "")
     errors = _errors(tmp_path, text)
-    assert errors == ["F:9:1 underlay.asn: required key 'asn' is missing"]
+    assert errors == ["F:10:1 underlay.asn: required key 'asn' is missing"]
 
 
 def test_not_a_mapping(tmp_path: Path) -> None:
