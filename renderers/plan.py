@@ -6,12 +6,14 @@ to JSON (`rocefab plan --json`) so operators and other tools can consume the sam
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from enum import StrEnum
 
 from rocefab.models.resolve import Role
 from rocefab.renderers.headroom import Headroom
 from rocefab.renderers.jsontext import dumps_outline
+from rocefab.renderers.services import SiteServices
 
 __all__ = ["Role"]  # the tiers, as the resolution names them; the plan's other types are defined here
 
@@ -351,6 +353,7 @@ class FabricPlan:
     links: tuple[Link, ...]
     host_profile: HostProfile
     operations: Operations
+    services: SiteServices | None = None  # the intent's services section (renderers/services.py), if it has one
 
     def switch(self, name: str) -> Switch:
         for sw in self.switches:
@@ -360,4 +363,8 @@ class FabricPlan:
 
 
 def plan_to_json(plan: FabricPlan) -> str:
-    return dumps_outline(plan)
+    # A plan without services prints as it did before the section existed.
+    fields = {f.name: getattr(plan, f.name) for f in dataclasses.fields(plan)}
+    if plan.services is None:
+        del fields["services"]
+    return dumps_outline(fields)

@@ -37,6 +37,7 @@ from rocefab.renderers.plan import (
 )
 from rocefab.renderers.ports import AllocationError
 from rocefab.renderers.rails import rail_hosts
+from rocefab.renderers.services import site_services
 
 __all__ = ["PlanningError", "plan_fabric", "plan_qos"]
 
@@ -192,6 +193,7 @@ def _finish(state: PlanState, hosts: list[Host]) -> FabricPlan:
         links=tuple(links),
         host_profile=_host_profile(intent),
         operations=Operations(**intent.monitoring.model_dump(), **intent.acceptance.model_dump()),
+        services=site_services(intent.services),
     )
 
 def _freeze(intent: Intent, d: SwitchDraft, rack: str, pfc_headroom: Headroom | None, longest_cable_m: int

@@ -10,6 +10,7 @@ from dataclasses import fields
 
 from rocefab.platforms.eos import SPEC
 from rocefab.platforms.eos import structured as s
+from rocefab.platforms.eos.services import EosServices, build_services
 from rocefab.platforms.unit import UnitFile
 from rocefab.renderers.common import egress_queues, explicit_dscp_map, seconds, unused_children
 from rocefab.renderers.natural import natural_key
@@ -165,9 +166,13 @@ def build(plan: FabricPlan, switch: Switch, target: str) -> s.EosConfig:
     )
 
 
-def render_config(config: s.EosConfig) -> str:
-    return render("eos/eos.j2", **{f.name: getattr(config, f.name) for f in fields(config)})
+def render_config(config: s.EosConfig, services: EosServices | None = None, raw_lines: tuple[str, ...] = ()) -> str:
+    return render("eos/eos.j2", **{f.name: getattr(config, f.name) for f in fields(config)}, services=services,
+                  raw_lines=raw_lines)
 
 
 def render_switch(plan: FabricPlan, switch: Switch, target: str) -> list[UnitFile]:
-    return [UnitFile(".cfg", "eos-config", render_config(build(plan, switch, target)))]
+    site = plan.services
+    services = build_services(site, MGMT_VRF if switch.management else None)
+    raw_lines = site.raw(SPEC.key, switch.role.value) if site else ()
+    return [UnitFile(".cfg", "eos-config", render_config(build(plan, switch, target), services, raw_lines))]
