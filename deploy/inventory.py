@@ -188,6 +188,11 @@ class PasswordSource:
 
 
 def load_inventory(file: str | Path) -> Inventory:
+    """rocefab's inventory format, or a Nornir SimpleInventory (a folder holding hosts.yaml, or the file)."""
+    from rocefab.deploy.nornir_inventory import is_nornir, load_nornir
+
+    if is_nornir(Path(file)):
+        return load_nornir(Path(file))
     shown = str(file)
     _, text = read_source(file, shown)  # the same bounds as an intent's
     data, source = parse_yaml(text, shown)

@@ -15,6 +15,7 @@ from rocefab import __version__, deploy_commands, verify_commands
 from rocefab.bandwidth_commands import bandwidth_app
 from rocefab.collector import collector_paused
 from rocefab.console import EXIT_INPUT, err, out
+from rocefab.inventory_commands import inventory_app
 from rocefab.lab_commands import lab_app
 from rocefab.models.findings import Severity
 from rocefab.models.intent import Intent
@@ -178,6 +179,7 @@ app.command()(verify_commands.verify)
 app.command()(verify_commands.doctor)
 app.add_typer(lab_app, name="lab")
 app.add_typer(bandwidth_app, name="bandwidth")
+app.add_typer(inventory_app, name="inventory")
 
 
 def main() -> None:

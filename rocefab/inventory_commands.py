@@ -1,0 +1,72 @@
+"""`rocefab inventory export`: the fabric's inventory for Nornir or Ansible, from the plan (planned
+management addresses) or from an inventory rocefab already reads."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rocefab.console import EXIT_INPUT, err, out
+
+inventory_app = typer.Typer(help="Inventories for the tools a site runs beside rocefab (Nornir, Ansible).",
+                            no_args_is_help=True)
+
+
+class Format(StrEnum):
+    NORNIR = "nornir"
+    ANSIBLE = "ansible"
+
+
+@inventory_app.command()
+def export(
+    intent: Annotated[Path, typer.Argument(help="intent YAML file", show_default=False)],
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="nornir: a SimpleInventory folder (hosts.yaml, "
+                                        "groups.yaml, defaults.yaml); ansible: one YAML inventory")],
+    inventory: Annotated[Path | None, typer.Option(
+        "--inventory", "-i", envvar="ROCEFAB_INVENTORY",
+        help="how each device is reached (rocefab's format or Nornir's) [default: the plan's management "
+             "addresses, as render's inventory.yaml]")] = None,
+    output: Annotated[Path | None, typer.Option(
+        "-o", "--output", help="folder (nornir) or file (ansible) to write [ansible default: stdout]")] = None,
+) -> None:
+    """Write the fabric's inventory for Nornir or Ansible: every device with its platform, role group and
+    address, no passwords. Exit 0 written, 2 bad input."""
+    from rocefab.deploy.inventory import load_inventory
+    from rocefab.deploy.inventory_export import ExportError, ansible_inventory, nornir_files, planned_inventory
+    from rocefab.models.yamlsource import IntentLoadError
+    from rocefab.pipeline_commands import checked_plan
+    from rocefab.renderers.inventory_file import planned_devices
+
+    plan = checked_plan(intent)
+    try:
+        source = planned_inventory(plan) if inventory is None else load_inventory(inventory)
+        devices = planned_devices(plan)
+        files = nornir_files(source, devices) if fmt is Format.NORNIR else {"": ansible_inventory(source, devices)}
+    except IntentLoadError as exc:
+        for error in exc.errors:
+            err.print(str(error), markup=False)
+        raise typer.Exit(EXIT_INPUT) from None
+    except ExportError as exc:
+        err.print(str(exc), markup=False)
+        raise typer.Exit(EXIT_INPUT) from None
+    if fmt is Format.ANSIBLE and output is None:
+        sys.stdout.write(files[""])
+        return
+    if output is None:
+        err.print("a Nornir inventory is three files: give the folder with -o", markup=False)
+        raise typer.Exit(EXIT_INPUT)
+    try:
+        if fmt is Format.NORNIR:
+            output.mkdir(parents=True, exist_ok=True)
+            for name, text in files.items():
+                (output / name).write_text(text, encoding="utf-8")
+        else:
+            output.write_text(files[""], encoding="utf-8")
+    except OSError as exc:
+        err.print(f"{output}: {exc.strerror}; nothing more was written", markup=False)
+        raise typer.Exit(EXIT_INPUT) from None
+    out.print(f"wrote the {fmt.value} inventory of {len(devices)} devices to {output}", markup=False)
