@@ -9,9 +9,9 @@ from typing import Annotated, Any
 
 import typer
 
-from rocefab.console import EXIT_FINDINGS, EXIT_INPUT, err, out
+from rocefab.console import EXIT_FINDINGS, EXIT_INPUT, command_group, err, out
 
-bandwidth_app = typer.Typer(help="The bandwidth acceptance tests of bandwidth-tests/ (perftest, nccl-tests).",
+bandwidth_app = command_group(help="The bandwidth acceptance tests of bandwidth-tests/ (perftest, nccl-tests).",
                             no_args_is_help=True)
 
 

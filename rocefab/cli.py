@@ -14,10 +14,10 @@ import typer
 from rocefab import __version__, deploy_commands, verify_commands
 from rocefab.bandwidth_commands import bandwidth_app
 from rocefab.collector import collector_paused
-from rocefab.console import EXIT_INPUT, err, out
+from rocefab.console import EXIT_INPUT, command_group, err, out
 from rocefab.inventory_commands import inventory_app
 from rocefab.lab_commands import lab_app
-from rocefab.models.findings import Severity
+from rocefab.models.findings import Severity, dotted
 from rocefab.models.intent import Intent
 from rocefab.pipeline_commands import check
 from rocefab.renderers.fanout import render_to_folder
@@ -27,27 +27,70 @@ from rocefab.renderers.output import OutputError, source_of
 from rocefab.renderers.plan import FabricPlan, PortRole
 from rocefab.renderers.summary import bandwidth, ecn_profiles, fabric_summary
 
-app = typer.Typer(
+app = command_group(
     help="Declarative lossless RoCEv2 fabrics: intent YAML in, switch configs, host scripts and NCCL settings out.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish and PowerShell
 )
 
 IntentArg = Annotated[Path, typer.Argument(help="intent YAML file", show_default=False)]
 
 
-@app.command()
-def validate(intent: IntentArg) -> None:
-    """Check an intent: schema, semantics and a full planning pass. Exit 0 ok, 1 findings, 2 bad input."""
-    checked = check(intent)
+def _print_version(value: bool) -> None:
+    if value:
+        out.print(f"rocefab {__version__}", markup=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[bool, typer.Option("--version", "-V", is_eager=True, callback=_print_version,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """Declarative lossless RoCEv2 fabrics: intent YAML in, switch configs, host scripts and NCCL settings out.
+    Exit codes: 0 done, 1 findings or failed checks, 2 bad input, 3 a device's state is unknown (apply)."""
+
+
+def _validated(intent: Path) -> tuple[int, dict[str, Any]]:
+    """Check one intent (findings printed on stderr); its exit code and a record for --json."""
+    try:
+        checked = check(intent)
+    except typer.Exit as stop:
+        return stop.exit_code, {"file": str(intent), "valid": False, "exit_code": stop.exit_code}
     assert checked.plan is not None
-    counts = Counter(f.severity for f in checked.findings)
     plan = checked.plan
-    out.print(
-        f"{intent}: valid - {len(plan.switches)} switches, {len(plan.hosts)} hosts, {len(plan.links)} links "
-        f"({counts[Severity.WARNING]} warning(s), {counts[Severity.INFO]} note(s))"
-    )
+    source = checked.loaded.source
+    findings = [
+        {"severity": f.severity.value, "code": f.code, "field": dotted(f.path), "line": source.locate(f.path).line,
+         "col": source.locate(f.path).col, "message": f.message, "hint": f.hint}
+        for f in checked.findings
+    ]
+    counts = Counter(f.severity for f in checked.findings)
+    record = {"file": str(intent), "valid": True, "exit_code": 0, "switches": len(plan.switches),
+              "hosts": len(plan.hosts), "links": len(plan.links), "warnings": counts[Severity.WARNING],
+              "notes": counts[Severity.INFO], "findings": findings}
+    return 0, record
+
+
+@app.command()
+def validate(
+    intents: Annotated[list[Path], typer.Argument(help="intent YAML files", show_default=False)],
+    as_json: Annotated[bool, typer.Option("--json", help="one JSON document on stdout (findings also on stderr)")
+                       ] = False,
+) -> None:
+    """Check intents: schema, semantics and a full planning pass of each. Exit 0 all valid, 1 findings in
+    any, 2 bad input in any (the worst wins)."""
+    results = [_validated(intent) for intent in intents]
+    if as_json:
+        sys.stdout.write(json.dumps({"intents": [record for _, record in results]}, indent=2) + "\n")
+    else:
+        for _, record in results:
+            if record["valid"]:
+                out.print(f"{record['file']}: valid - {record['switches']} switches, {record['hosts']} hosts, "
+                          f"{record['links']} links ({record['warnings']} warning(s), {record['notes']} note(s))",
+                          markup=False)
+    worst = max(code for code, _ in results)
+    if worst:
+        raise typer.Exit(worst)
 
 
 def _headroom_table(plan: FabricPlan) -> Any:

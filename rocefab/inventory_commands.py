@@ -10,9 +10,9 @@ from typing import Annotated
 
 import typer
 
-from rocefab.console import EXIT_INPUT, err, out
+from rocefab.console import EXIT_INPUT, command_group, err, out
 
-inventory_app = typer.Typer(help="Inventories for the tools a site runs beside rocefab (Nornir, Ansible).",
+inventory_app = command_group(help="Inventories for the tools a site runs beside rocefab (Nornir, Ansible).",
                             no_args_is_help=True)
 
 

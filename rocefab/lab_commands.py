@@ -15,10 +15,10 @@ from typing import Annotated, Any
 
 import typer
 
-from rocefab.console import EXIT_FINDINGS, EXIT_INPUT, err, out
+from rocefab.console import EXIT_FINDINGS, EXIT_INPUT, command_group, err, out
 from rocefab.pipeline_commands import checked_plan
 
-lab_app = typer.Typer(help="A local lab on 127.0.0.1 that speaks each device's real protocol.", no_args_is_help=True)
+lab_app = command_group(help="A local lab on 127.0.0.1 that speaks each device's real protocol.", no_args_is_help=True)
 DirOpt = Annotated[Path, typer.Option("--dir", help="where the lab keeps its inventory and state")]
 DEFAULT_DIR = Path(".rocefab-lab")
 STATE = "lab.json"
