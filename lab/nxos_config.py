@@ -108,6 +108,7 @@ class Cursor:
         self.config = config
         self.reject = reject
         self.stack: list[Node] = [config.root]
+        self._banner: list[str] | None = None  # the lines so far of a `banner motd` that spans lines
 
     @property
     def prompt(self) -> str:
@@ -125,7 +126,11 @@ class Cursor:
         self.stack = [self.config.root]
 
     def apply(self, raw: str) -> None:
-        line = canonical_line(raw)
+        if self._banner is not None or raw.startswith("banner motd "):
+            raw = self._gather_banner(raw)
+            if not raw:
+                return
+        line = canonical_line(raw) if not raw.startswith("banner motd ") else raw
         if not line or line.startswith(("!", "version ")):
             return  # comments, and the `version` banner of a saved config, change nothing
         if self.reject and re.search(self.reject, line):
@@ -142,6 +147,21 @@ class Cursor:
             self._do(node, hit, line)
             return
         raise InvalidCommandError(line)
+
+    def _gather_banner(self, raw: str) -> str:
+        """A `banner motd <d>...<d>` whose text runs over several lines is one command: its lines are kept (as
+        typed, spaces and all) until one ends with the delimiter, then applied as one line; "" until then."""
+        parts = [*(self._banner or []), raw.rstrip("\r")]
+        text = "\n".join(parts)
+        delimiter = text[len("banner motd ")] if len(text) > len("banner motd ") else ""
+        body = text[len("banner motd ") + 1:]
+        if delimiter and delimiter in body:
+            self._banner = None
+            if not body.endswith(delimiter) or body.index(delimiter) != len(body) - 1:
+                raise InvalidCommandError(text)  # text after the closing delimiter
+            return text
+        self._banner = parts
+        return ""
 
     def _do(self, node: Node, hit: Hit, line: str) -> None:
         cmd = hit.cmd
@@ -172,6 +192,8 @@ def _purge(node: Node, feature: str) -> None:
 
 
 def _negate(node: Node) -> str:
+    if node.key == "banner motd":
+        return "no banner motd"  # the text does not come with its removal
     if node.cmd is not None and node.cmd.flag and node.line.startswith("no "):
         return node.line[3:]
     return "no " + node.line

@@ -82,7 +82,14 @@ _AF = r"address-family (ipv4|ipv6) unicast"
 # 1024-65535 (the grammar has no numeric bounds of its own)
 _PORT_1024_UP = r"(102[4-9]|10[3-9]\d|1[1-9]\d\d|[2-9]\d{3}|[1-5]\d{4}|6[0-4]\d{3}|65[0-4]\d\d|655[0-2]\d|6553[0-5])"
 _FEATURES = ("nxapi|scp-server|sftp-server|bgp|ospf|interface-vlan|hsrp|vrrp|lacp|vpc|lldp|bfd|udld|ptp|netconf|grpc"
-             "|openconfig")
+             r"|openconfig|tacacs\+")
+_KEY7 = r"( key( [07])? \S+)?"  # a shared secret as the device keeps it (type 7 or clear), never rendered by rocefab
+# DNS client lines, global or per VRF: up to six name servers on one line (Unicast Routing guide, DNS clients).
+_RESOLVERS = (
+    _k(r"ip domain-name \S+", "ip domain-name"),
+    Cmd(r"ip domain-list \S+"),
+    _k(r"ip name-server \S+( \S+){0,5}( use-vrf \S+)?", "ip name-server"),
+)
 
 MODES: dict[str, Mode] = {
     GLOBAL: Mode("config", (
@@ -117,7 +124,27 @@ MODES: dict[str, Mode] = {
         Cmd(r"interface loopback\d+", mode="if-lo", rank=34, natural=True),
         Cmd(r"ip route \S+ \S+( .+)?", rank=40),
         Cmd(r"router bgp \d+(\.\d+)?", mode="router-bgp", requires="bgp", rank=60),
+        # Management-plane services (rocefab/platforms/nxos/services.py has the sources). Where NX-OS prints them
+        # among the global sections is not modelled exactly: after the routing sections, in this order.
+        *(Cmd(c.pattern, key=c.key, rank=61) for c in _RESOLVERS),
+        Cmd(r"ntp server \S+( key \d+)?( prefer)?( use-vrf \S+)?", key=r"ntp server \S+", rank=62),
+        Cmd(r"logging server \S+( [0-7])?( use-vrf \S+)?", key=r"logging server \S+", rank=63),
+        _k(r"snmp-server location .+", "snmp-server location", rank=64),
+        _k(r"snmp-server contact .+", "snmp-server contact", rank=64),
+        Cmd(r"snmp-server community \S+( (ro|rw|group \S+))?", key=r"snmp-server community \S+", rank=64),
+        Cmd(rf"tacacs-server host \S+{_KEY7}( port \d+)?( timeout \d+)?", key=r"tacacs-server host \S+",
+            requires="tacacs+", rank=65),
+        Cmd(r"tacacs-server key( [07])? \S+", key="tacacs-server key", requires="tacacs+", rank=65),
+        Cmd(rf"radius-server host \S+{_KEY7}( authentication)?( accounting)?", key=r"radius-server host \S+",
+            rank=66),
+        Cmd(r"radius-server key( [07])? \S+", key="radius-server key", rank=66),
+        Cmd(r"aaa group server tacacs\+ \S+", mode="aaa-group", requires="tacacs+", rank=67),
+        Cmd(r"aaa group server radius \S+", mode="aaa-group", rank=67),
+        # `banner motd <d><text><d>`: nxos_config.Cursor gathers a banner that spans lines into one line first.
+        Cmd(r"banner motd (\S)(?s:.*)\1", key="banner motd", rank=68),
+        Cmd(r"clock timezone \S+ -?\d{1,2} \d{1,2}", key="clock timezone", rank=69),
     )),
+    "aaa-group": Mode("config-tacacs+", (Cmd(r"server \S+"), _k(r"use-vrf \S+", "use-vrf"))),
     "if-eth": Mode("config-if", (
         _DESC, *_L2, _MTU, *_QOS_IF, _PFC_WD,
         _k(r"channel-group \d+ mode (active|passive)", "channel-group", requires="lacp"),
@@ -140,7 +167,7 @@ MODES: dict[str, Mode] = {
         _k(r"preempt( .+)?", "preempt"), _k(r"authentication .+", "authentication"),
     )),
     "vlan": Mode("config-vlan", (_k(r"name \S+", "name"), _k(r"state (active|suspend)", "state"), _SHUT)),
-    "vrf": Mode("config-vrf", (Cmd(r"ip route \S+ \S+( .+)?"),)),
+    "vrf": Mode("config-vrf", (Cmd(r"ip route \S+ \S+( .+)?"), *_RESOLVERS)),
     "vpc-domain": Mode("config-vpc-domain", (
         _k(r"role priority \d+", "role priority"), _k(r"system-priority \d+", "system-priority"),
         _k(r"peer-keepalive destination \S+( source \S+)?( vrf \S+)?", "peer-keepalive"),

@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from rocefab.platforms.cumulus import SPEC
+from rocefab.platforms.cumulus.services import apply_raw, services_tree
 from rocefab.platforms.unit import UnitFile
 from rocefab.renderers.common import adaptive_routing_port, egress_queues, explicit_dscp_map, unused_children
 from rocefab.renderers.natural import natural_key
@@ -210,6 +211,9 @@ def nvue_document(plan: FabricPlan, switch: Switch) -> Tree:
     if any(s.virtual_ipv4 for s in switch.svis):
         router["vrr"] = {"enable": ON}
     doc["router"] = router
+    service, system = services_tree(plan.services, MGMT_VRF if switch.management else "default")
+    if service:
+        doc["service"] = service
     doc["system"] = {"hostname": switch.name}
     gnmi = _gnmi_server(switch)
     if gnmi is not None:
@@ -217,6 +221,7 @@ def nvue_document(plan: FabricPlan, switch: Switch) -> Tree:
     if lb is not None:
         # The five-tuple, written out: Cumulus's guide and its NVUE reference disagree on the defaults.
         doc["system"]["forwarding"] = {"ecmp-hash": dict.fromkeys(sorted(lb.fields), ON)}
+    doc["system"].update(system)
     doc["vrf"] = {"default": {"router": {"bgp": _bgp(switch)}}}
     return doc
 
@@ -251,7 +256,11 @@ def render_switch(plan: FabricPlan, switch: Switch, target: str) -> list[UnitFil
     The YAML writer quotes strings such as 'on' that a YAML 1.1 reader would turn into booleans."""
     header = header_lines(plan.source, target, switch.name)
     document = nvue_document(plan, switch)
-    body = dump_block([{"set": document}])
+    # The intent's raw lines for this role, last: applied to the document `nv config replace` takes, and printed
+    # as given after the commands, where running the file in order has the same effect.
+    raw_lines = plan.services.raw(SPEC.key, switch.role.value) if plan.services else ()
+    body = dump_block([{"set": apply_raw(document, raw_lines)}])
     yaml_text = "".join(f"# {line}\n" for line in header) + body
-    commands = render("cumulus/nv-set.j2", header=header, commands="\n".join(nv_set_commands(document)))
+    commands = render("cumulus/nv-set.j2", header=header, commands="\n".join(nv_set_commands(document)),
+                      raw_lines=raw_lines)
     return [UnitFile(".nvue.yaml", "nvue-yaml", yaml_text), UnitFile(".nv-set.txt", "nvue-commands", commands)]

@@ -10,6 +10,7 @@ from dataclasses import fields
 
 from rocefab.platforms.nxos import SPEC
 from rocefab.platforms.nxos import structured as s
+from rocefab.platforms.nxos.services import NxosServices, build_services
 from rocefab.platforms.unit import UnitFile
 from rocefab.renderers.common import DEFAULT_PRIORITY, dscps_by_priority, egress_queues
 from rocefab.renderers.natural import natural_key
@@ -22,6 +23,7 @@ CLASSIFY_POLICY = "ROCE-CLASSIFY"
 QUEUING_POLICY = "ROCE-EGRESS"
 NETWORK_POLICY = "ROCE-NETWORK"
 INGRESS_POLICY = "ROCE-INGRESS"
+MGMT_VRF = "management"  # the VRF mgmt0 is a member of (templates/nxos/management-interface.j2)
 ROLE_PRIORITY = {True: 100, False: 200}  # vPC primary (leaf a) wins with the lower value
 
 
@@ -177,9 +179,13 @@ def build(plan: FabricPlan, switch: Switch, target: str) -> s.NxosConfig:
     )
 
 
-def render_config(config: s.NxosConfig) -> str:
-    return render("nxos/nxos.j2", **{f.name: getattr(config, f.name) for f in fields(config)})
+def render_config(config: s.NxosConfig, services: NxosServices | None = None, raw_lines: tuple[str, ...] = ()) -> str:
+    return render("nxos/nxos.j2", **{f.name: getattr(config, f.name) for f in fields(config)}, services=services,
+                  raw_lines=raw_lines)
 
 
 def render_switch(plan: FabricPlan, switch: Switch, target: str) -> list[UnitFile]:
-    return [UnitFile(".cfg", "nxos-config", render_config(build(plan, switch, target)))]
+    site = plan.services
+    services = build_services(site, MGMT_VRF if switch.management else None)
+    raw_lines = site.raw(SPEC.key, switch.role.value) if site else ()
+    return [UnitFile(".cfg", "nxos-config", render_config(build(plan, switch, target), services, raw_lines))]
