@@ -144,6 +144,9 @@ TYPES: dict[str, Check] = {
     "bfdmult": _int(2, 255), "bfdms": _int(50, 60000), "u32": _int(0, 2**32 - 1),
     "state": _enum("enabled", "disabled"), "port": _int(1, 65535),
     "listen": _either(_enum("localhost"), _format("ip-address", ipaddress.ip_address)),
+    # A server named by address or DNS name (NTP, syslog) and a search domain.
+    "host": _either(_format("ip-address", ipaddress.ip_address), _format("domain-name", re.compile(
+        r"(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*").fullmatch)),
 }
 EXCLUSIVE = {"updown", "breakout"}  # collections holding one choice: setting `link state down` replaces `up`
 
@@ -218,6 +221,13 @@ router bgp router-id <ipv4>
 router vrr enable <onoff>
 router adaptive-routing enable <onoff>
 router adaptive-routing link-utilization-threshold <onoff>
+service ntp {name} server {host} iburst <onoff>
+service dns {name} server {ip}
+service dns {name} search {host}
+system syslog server {host} vrf <name>
+system syslog server {host} port <port>
+system message pre-login <text>
+system message post-login <text>
 system gnmi-server state <state>
 system gnmi-server port <port>
 system gnmi-server listening-address {listen}

@@ -30,6 +30,7 @@ PEER_OR_GROUP = rf"(?:{IP4}|{IP6}|{NAME})"
 SPEED = r"(?:forced )?\d+g(?:full)?(?:-\d)?|auto(?: \d+g(?:full)?(?:-\d)?)?"
 SECONDS = r"\d+(?:\.\d+)?"
 THRESHOLD = r"\d+ (?:bytes|kbytes|mbytes|segments)"
+KEY = r"(?: key (?:[07] )?\S+)?"  # a shared secret on a server line, as the device keeps it
 
 # EOS prints interface types in this order; each type is its own slot so the types never interleave.
 _INTERFACES = tuple(Sub(rf"interface {kind}(?:\.\d+)?", "interface", natural=True)
@@ -46,8 +47,17 @@ MODES = (
         Rule("transceiver qsfp default-mode", "4x10G"),
         Rule("service routing protocols model", "multi-agent|ribd"),
         Rule("hostname", r"[A-Za-z0-9][A-Za-z0-9.-]*"),
-        (Rule(rf"ip name-server (?:vrf {NAME} )?{PEER}"), Rule("dns domain", r"\S+")),
+        (Rule(rf"ip name-server (?:vrf {NAME} )?{PEER}"), Rule("dns domain", r"\S+"), Rule(r"ip domain-list \S+")),
         (Rule(rf"ntp server (?:vrf {NAME} )?\S+(?: prefer| iburst)*"), Rule("clock timezone", r"\S+")),
+        # Services rocefab renders (rocefab/platforms/eos/services.py has the sources) and the secrets that stay on
+        # the device beside them: a key on a server line (type 7 or clear text) or as its own line.
+        (Rule(rf"logging (?:vrf {NAME} )?host \S+(?: \d+)?(?: protocol (?:tcp|udp))?"),
+         Rule("snmp-server location", TEXT), Rule("snmp-server contact", TEXT),
+         Rule(r"snmp-server community \S+(?: ro| rw)?"),
+         Rule(rf"tacacs-server host \S+(?: single-connection)?(?: vrf {NAME})?(?: timeout \d+)?{KEY}"),
+         Rule("tacacs-server key", r"(?:[07] )?\S+"),
+         Rule(rf"radius-server host \S+(?: vrf {NAME})?(?: timeout \d+)?(?: retransmit \d+)?{KEY}"),
+         Rule("radius-server key", r"(?:[07] )?\S+")),
         Sub(rf"qos profile {NAME}", "qos-profile", natural=True),
         (Rule("spanning-tree mode", "mstp|rstp|rapid-pvst|none"),
          Rule(rf"spanning-tree vlan-id {VLANS}", negated=True)),

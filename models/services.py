@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import shlex
 import string
 from typing import Annotated
 
@@ -139,6 +140,9 @@ EOS_BANNER_END = "EOF"  # a line that is exactly this ends an EOS banner
 def check_banner_line(value: str) -> str:
     """A banner line: free text that is not the line ending an EOS banner."""
     check_free_text(value)
+    if not value:
+        raise ValueError("a banner line may not be empty: an NX-OS banner of several lines holds no empty line "
+                         "(as Cisco's cisco.nxos.nxos_banner module documents)")
     if value == EOS_BANNER_END:
         raise ValueError(f"a banner line may not be {EOS_BANNER_END!r}: on Arista EOS that line ends the banner")
     return value
@@ -149,7 +153,7 @@ BannerLine = Annotated[
     StringConstraints(max_length=BANNER_LINE_MAX),
     AfterValidator(check_banner_line),
     Field(description=f"one banner line: printable ASCII up to {BANNER_LINE_MAX} characters, without '\"', "
-                      f"'\\\\', '$', '`' or '^', and not the line {EOS_BANNER_END!r}; may be empty"),
+                      f"'\\\\', '$', '`' or '^', not empty and not the line {EOS_BANNER_END!r}"),
 ]
 
 RAW_LINE_MAX = 240
@@ -179,15 +183,18 @@ def check_nvue_line(value: str) -> str:
     ValueError: a Cumulus raw line must be an 'nv set ...' or 'nv unset ...' command (got 'sudo reboot')
     """
     check_raw_line(value)
-    words = value.split()
-    if len(words) < 3 or words[0] != "nv" or words[1] not in ("set", "unset"):
-        raise ValueError(f"a Cumulus raw line must be an 'nv set ...' or 'nv unset ...' command (got {value!r})")
     for char in "$`\\;|&<>'":
         if char in value:
             raise ValueError(f"{char!r} may not appear in a Cumulus raw line: the nv-set file is read by a shell "
                              f"(got {value!r})")
     if value.count('"') % 2:
         raise ValueError(f"a Cumulus raw line has an unbalanced '\"' (got {value!r})")
+    words = shlex.split(value)
+    if len(words) < 3 or words[0] != "nv" or words[1] not in ("set", "unset"):
+        raise ValueError(f"a Cumulus raw line must be an 'nv set ...' or 'nv unset ...' command (got {value!r})")
+    if words[1] == "set" and len(words) < 4:
+        raise ValueError(f"an 'nv set' raw line needs a path and a value, e.g. 'nv set system hostname x' (got "
+                         f"{value!r})")
     return value
 
 
