@@ -73,11 +73,15 @@ SPEC = PlatformSpec(
                "and watchdog tx-queues"),
 )
 
-# Blocks of the running config a replace keeps: the device's accounts, management plane and logging.
+# Blocks of the running config a replace keeps: the device's accounts, management plane and logging. The AAA
+# server lines and their keys, the DNS search list and the banner joined the list with the intent's services
+# section: where the intent renders a kind of line, the device's lines of that kind give way
+# (deploy/preserve.RENDERED_FAMILIES), and the secrets beside them (`tacacs-server key`) stay.
 PRESERVED = (
     "username ", "aaa ", "enable password", "enable secret", "role ", "management ssh", "management security",
     "management api", "interface Management", "vrf instance", "ip route vrf ", "ntp ", "logging ", "snmp-server ",
-    "ip name-server", "dns domain", "daemon ",
+    "ip name-server", "dns domain", "daemon ", "tacacs-server ", "radius-server ", "ip tacacs ", "ip radius ",
+    "ip domain-list ", "banner ",
 )
 
 _PORT = re.compile(r"Ethernet([1-9]\d*(?:/\d+)*)")

@@ -79,10 +79,15 @@ SPEC = PlatformSpec(
         source="Cisco Nexus 9000 OpenConfig YANG 10.3(x) guide, OC QoS: output queue statistics"),
 )
 
+# Blocks of the running config a replace keeps: accounts, management access and the management-plane services.
+# The AAA server lines and keys (with `feature tacacs+`, which they need), top-level resolvers and the banner
+# joined with the intent's services section: where the intent renders a kind of line, the device's lines of that
+# kind give way (deploy/preserve.RENDERED_FAMILIES), and the secrets beside them stay.
 PRESERVED = (
     "version ", "username ", "feature ssh", "feature nxapi", "feature scp-server", "ssh ", "aaa ", "role ",
     "interface mgmt0", "vrf context management", "boot ", "line ", "snmp-server ", "ntp ", "logging ",
-    "ip domain", "copp profile", "rmon ", "nxapi ",
+    "ip domain", "copp profile", "rmon ", "nxapi ", "ip name-server ", "feature tacacs+", "tacacs-server ",
+    "radius-server ", "banner ",
 )
 
 
