@@ -12,8 +12,11 @@ containerlab's kind documentation:
   container-based `cvx` kind is unmaintained and Cumulus VX itself was discontinued after 5.12.1.
 - GPU hosts -> `linux`, interfaces `eth1`, `eth2`, ... in the host's NIC order.
 
-The lab gets no addresses from the plan: containerlab assigns management addresses on its own network, and no
-startup configs are attached (rendered configs name the physical ports; the file shows the mapping).
+The lab gets no management addresses from the plan: containerlab assigns them on its own network. Each switch
+node boots from its rendered config, rewritten for the cut (renderers/lab_startup.py): the mapped ports renamed
+to the container's interfaces, the other front-panel ports left out. The rewritten configs are written beside
+the topology under containerlab/configs/, and `startup-config:` paths are relative to the topology file, which
+is how containerlab resolves them (core/config.go: ResolvePath against the topology file's folder).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from dataclasses import dataclass
 import yaml
 
 from rocefab.platforms import UNITS, ContainerlabNode, host_unit, unit
+from rocefab.renderers.lab_startup import STARTUP, Renaming, rename_config
 from rocefab.renderers.natural import natural_key
 from rocefab.renderers.plan import Endpoint, FabricPlan, Host, Link, LinkKind, Role, Switch
 
@@ -38,6 +42,9 @@ MAX_HOSTS = 2
 # Parallel links between two switches beyond this many add container ports (and VM NICs) without showing
 # anything new: two still exercise ECMP, parallel BGP sessions and a two-member peer-link.
 MAX_PARALLEL_LINKS = 2
+
+TOPOLOGY_FILE = "lab-cut.clab.yml"
+STARTUP_FOLDER = "containerlab/configs"  # relative to the topology file's folder (the render output's top)
 
 _NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
@@ -298,18 +305,70 @@ def _header(plan: FabricPlan, cut: LabCut, images: dict[str, str]) -> list[str]:
     lines += ["#"]
     lines += _comment(
         "Management: containerlab assigns every node's management address on its own management network; the "
-        "plan's management addresses are not used."
+        "plan's management addresses appear only in the startup configs (below)."
     )
+    lines += ["#"]
     lines += _comment(
-        "Startup configs: none are attached. The configs rocefab renders name the physical ports: rename their "
-        "interfaces with the mapping shown here before loading them into this lab."
+        f"Startup configs: each switch boots from {STARTUP_FOLDER}/<switch>, its rendered config with the mapped "
+        "ports renamed to the names the NOS gives the container's interfaces and every other front-panel port "
+        "left out. Their management sections are the plan's, not containerlab's; edit them (or drop "
+        "startup-config) if the lab must be reached over its management network."
     )
+    for kind in images:
+        if kind in STARTUP:
+            lines += _comment(STARTUP[kind].note + ".", f"#   {kind}: ", "#     ")
     return lines
 
 
 def _lab_name(fabric: str) -> str:
     # containerlab joins lab and node names with dashes, so the lab name avoids them.
     return "rocefab_" + re.sub(r"[^A-Za-z0-9_]", "_", fabric)
+
+
+def startup_path(switch: Switch) -> str | None:
+    """Where a switch's lab startup config goes, relative to the topology file; None if its kind takes none."""
+    syntax = STARTUP.get(node_kind(switch))
+    return None if syntax is None else f"{STARTUP_FOLDER}/{switch.name}{syntax.suffix}"
+
+
+def lab_names(cut: LabCut, interfaces: dict[Endpoint, str]) -> dict[Endpoint, str]:
+    """What each kept endpoint is called inside its node: the NOS's name for a switch's container interface, the
+    container interface itself for a host."""
+    kinds = {s.name: node_kind(s) for s in cut.switches}
+    return {end: STARTUP[kinds[end.device]].nos_name(iface) if kinds.get(end.device) in STARTUP else iface
+            for end, iface in interfaces.items()}
+
+
+def startup_configs(plan: FabricPlan, cut: LabCut, interfaces: dict[Endpoint, str]) -> dict[str, str]:
+    """Path -> text of each kept switch's startup config (see renderers/lab_startup.py)."""
+    from rocefab.renderers.render import target_of  # here: render.py imports this module
+
+    names = lab_names(cut, interfaces)
+    configs: dict[str, str] = {}
+    for switch in cut.switches:
+        path = startup_path(switch)
+        if path is None:
+            continue
+        syntax = STARTUP[node_kind(switch)]
+        rendered = unit(switch.platform).files()(plan, switch, target_of(switch))
+        text = next(f.content for f in rendered if f.kind == syntax.file_kind)
+        renaming = Renaming(
+            own={end.port: name for end, name in names.items() if end.device == switch.name},
+            peers={f"{end.device} {end.port}": f"{end.device} {name}"
+                   for end, name in names.items() if end.device != switch.name},
+        )
+        note = (f"lab cut ({TOPOLOGY_FILE}): ports renamed to the containerlab node's interfaces, other "
+                "front-panel ports left out")
+        configs[path] = rename_config(text, syntax, renaming, note)
+    return configs
+
+
+def render_containerlab_files(plan: FabricPlan) -> list[tuple[str, str, str]]:
+    """The lab cut's files as (path, kind, text): the topology, then each switch's startup config."""
+    cut = select_lab_cut(plan)
+    configs = startup_configs(plan, cut, container_interfaces(cut))
+    return [(TOPOLOGY_FILE, "containerlab-topology", render_containerlab(plan)),
+            *((path, "containerlab-startup-config", text) for path, text in configs.items())]
 
 
 def render_containerlab(plan: FabricPlan) -> str:
@@ -337,7 +396,8 @@ def render_containerlab(plan: FabricPlan) -> str:
             ("rocefab-platform", switch.platform),
             ("rocefab-model", switch.model),
         ]
-        lines += _node(switch.name, node_kind(switch), switch.role.value, labels, by_device.get(switch.name, []))
+        lines += _node(switch.name, node_kind(switch), switch.role.value, labels, by_device.get(switch.name, []),
+                       startup_path(switch))
     hosts = host_unit()
     for host in cut.hosts:
         lines += _node(host.name, hosts.containerlab.kind, hosts.key, [("rocefab-role", hosts.key)],
@@ -352,8 +412,11 @@ def render_containerlab(plan: FabricPlan) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _node(name: str, kind: str, group: str, labels: list[tuple[str, str]], ports: list[tuple[str, str]]) -> list[str]:
-    lines = [f"    {_scalar(name)}:", f"      kind: {kind}", f"      group: {_scalar(group)}", "      labels:"]
+def _node(name: str, kind: str, group: str, labels: list[tuple[str, str]], ports: list[tuple[str, str]],
+          startup: str | None = None) -> list[str]:
+    lines = [f"    {_scalar(name)}:", f"      kind: {kind}", f"      group: {_scalar(group)}"]
+    lines += [f"      startup-config: {_scalar(startup)}"] if startup is not None else []
+    lines += ["      labels:"]
     lines += [f"        {key}: {_scalar(value)}" for key, value in labels]
     lines += [f"        {_scalar('rocefab-port-' + iface)}: {_scalar(port)}" for iface, port in ports]
     return lines

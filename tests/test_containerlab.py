@@ -14,10 +14,15 @@ from conftest import EXAMPLES, example_plan
 from rocefab.renderers.containerlab import (
     MAX_HOSTS,
     MAX_PARALLEL_LINKS,
+    STARTUP_FOLDER,
+    TOPOLOGY_FILE,
     container_interfaces,
+    lab_names,
     render_containerlab,
+    render_containerlab_files,
     select_lab_cut,
 )
+from rocefab.renderers.lab_startup import STARTUP, Renaming, StartupSyntax, rename_config
 from rocefab.renderers.plan import Endpoint, FabricPlan, Link, LinkKind, Role
 
 MAX_NODES = 12
@@ -187,7 +192,7 @@ def test_nothing_points_at_plan_addresses(example: tuple[FabricPlan, dict[str, A
     text = render_containerlab(plan)
     assert not re.search(r"\b\d{1,3}(?:\.\d{1,3}){3}\b", text)
     for node in topo["topology"]["nodes"].values():
-        assert not {"mgmt-ipv4", "mgmt-ipv6", "mgmt_ipv6", "startup-config", "exec"} & set(node)
+        assert not {"mgmt-ipv4", "mgmt-ipv6", "mgmt_ipv6", "exec"} & set(node)
     assert "mgmt" not in topo
 
 
@@ -278,3 +283,124 @@ def test_each_kept_spine_keeps_a_super_spine_of_its_own_plane() -> None:
     cut = select_lab_cut(dataclasses.replace(plan, links=(*uplinks, *others)))
     assert [s.name for s in cut.spines] == spines[:2]
     assert [s.name for s in cut.superspines] == [supers[0], supers[2]]
+
+
+# --- startup configs ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module", params=EXAMPLES)
+def lab_files(request: pytest.FixtureRequest) -> tuple[FabricPlan, dict[str, Any], dict[str, str]]:
+    plan = example_plan(request.param)
+    files = {path: text for path, _, text in render_containerlab_files(plan)}
+    return plan, yaml.safe_load(files[TOPOLOGY_FILE]), files
+
+
+def _own_names(text: str, syntax: StartupSyntax) -> set[str]:
+    """The front-panel interfaces a startup config configures: CLI `interface X` lines, NVUE interface keys."""
+    if syntax.tree:
+        (entry,) = yaml.safe_load(text)
+        return {k for k in entry["set"]["interface"] if syntax.physical.fullmatch(k)}
+    return {m.group(1) for m in re.finditer(r"^interface (\S+)$", text, re.M) if syntax.physical.fullmatch(m.group(1))}
+
+
+def _syntax_text(text: str, syntax: StartupSyntax) -> str:
+    """The config without its comments and descriptions (free text that names peers)."""
+    if syntax.tree:
+        def strip(node: Any) -> Any:
+            if isinstance(node, dict):
+                return {k: strip(v) for k, v in node.items() if k != "description"}
+            return [strip(i) for i in node] if isinstance(node, list) else node
+        return yaml.safe_dump(strip(yaml.safe_load(text)))
+    lines = (line.split(" description ")[0] for line in text.splitlines()
+             if not line.lstrip().startswith(("description ", "!")))
+    return "\n".join(lines)
+
+
+def test_every_switch_boots_from_a_rendered_startup_config(
+        lab_files: tuple[FabricPlan, dict[str, Any], dict[str, str]]) -> None:
+    plan, topo, files = lab_files
+    hosts = {h.name for h in plan.hosts} & set(topo["topology"]["nodes"])
+    startups = {name: node.get("startup-config") for name, node in topo["topology"]["nodes"].items()}
+    assert all(startups[h] is None for h in hosts)
+    switch_paths = {name: path for name, path in startups.items() if name not in hosts}
+    assert all(switch_paths.values()), switch_paths
+    assert sorted(switch_paths.values()) == sorted(p for p in files if p != TOPOLOGY_FILE)
+    for name, path in switch_paths.items():
+        assert path.startswith(f"{STARTUP_FOLDER}/{name}.")  # relative to the topology file, as containerlab reads
+        assert f"lab cut ({TOPOLOGY_FILE})" in files[path].splitlines()[4]  # after the rendered header
+
+
+def test_startup_configs_configure_exactly_the_linked_interfaces(
+        lab_files: tuple[FabricPlan, dict[str, Any], dict[str, str]]) -> None:
+    plan, topo, files = lab_files
+    cut = select_lab_cut(plan)
+    names = lab_names(cut, container_interfaces(cut))
+    linked: dict[str, set[str]] = {}
+    for a, b in _endpoints(topo):
+        for node, iface in (a, b):
+            linked.setdefault(node, set()).add(iface)
+    for name, node in topo["topology"]["nodes"].items():
+        if "startup-config" not in node:
+            continue
+        syntax = STARTUP[node["kind"]]
+        text = files[node["startup-config"]]
+        expected = {syntax.nos_name(iface) for iface in linked[name]}
+        assert _own_names(text, syntax) == expected, name
+        # None of the physical names of the mapped ports stays (unless the NOS name is the same one).
+        body = _syntax_text(text, syntax)
+        for end, lab in names.items():
+            if end.device == name and end.port != lab and end.port not in expected:
+                assert not re.search(rf"(?<![\w/.-]){re.escape(end.port)}(?![\w/.-])", body), (name, end.port)
+        # Descriptions name each kept peer by its lab name (a physical name that is also one of the peer's lab
+        # names, as spine001 Ethernet1/6 can be both, is not a leftover).
+        peer_labs = {(end.device, lab) for end, lab in names.items()}
+        for end, lab in names.items():
+            if end.device != name and end.port != lab and (end.device, end.port) not in peer_labs:
+                assert not re.search(rf"(?<![\w/.-]){re.escape(f'{end.device} {end.port}')}(?![\w/.-])", text), \
+                    (name, end)
+
+
+def test_startup_configs_parse_and_keep_the_rest_of_the_config(
+        lab_files: tuple[FabricPlan, dict[str, Any], dict[str, str]]) -> None:
+    _, topo, files = lab_files
+    for name, node in topo["topology"]["nodes"].items():
+        if "startup-config" not in node:
+            continue
+        text = files[node["startup-config"]]
+        assert f"{name}" in text.splitlines()[1]  # the rendered header names the device
+        if STARTUP[node["kind"]].tree:
+            (entry,) = yaml.safe_load(text)
+            assert {"interface", "qos", "router"} <= set(entry["set"]), name
+        else:
+            assert re.search(r"^router bgp \d+$", text, re.M), name
+
+
+def test_an_unchanged_nvue_document_comes_back_byte_for_byte() -> None:
+    """The tree rewrite dumps with the renderer's own YAML writer, so renaming nothing changes nothing."""
+    plan = example_plan("lab")
+    from rocefab.platforms import unit
+    from rocefab.renderers.render import target_of
+
+    spine = plan.switch("spine1")
+    (nvue,) = [f.content for f in unit(spine.platform).files()(plan, spine, target_of(spine)) if f.kind == "nvue-yaml"]
+    own = {p.name: p.name for p in spine.ports}
+    lines = rename_config(nvue, STARTUP["nvidia_cumulusvx"], Renaming(own, {}), "NOTE").splitlines(keepends=True)
+    assert lines[4] == "# NOTE\n"
+    assert "".join(lines[:4] + lines[5:]) == nvue
+
+
+def test_renaming_matches_whole_names_and_swaps_safely() -> None:
+    text = ("! header\n!\n"
+            "interface Ethernet1/1\n  description leaf9 Ethernet1/1\n  mtu 9216\n"
+            "interface Ethernet1/10\n  mtu 9216\n"
+            "interface Ethernet1/1/2\n  mtu 9216\n"
+            "interface Ethernet1/2\n  mtu 9216\n"
+            "interface breakout module 1 port 7 map 400g-2x\n"
+            "router bgp 65000\n  neighbor 10.0.0.1\n    description leaf9 Ethernet1/2 via Ethernet1/1\n")
+    renaming = Renaming(own={"Ethernet1/1": "Ethernet1/2", "Ethernet1/2": "Ethernet1/1"},
+                        peers={"leaf9 Ethernet1/1": "leaf9 Ethernet1/3"})
+    renamed = rename_config(text, STARTUP["cisco_n9kv"], renaming, "lab")
+    assert renamed == ("! header\n! lab\n!\n"
+                       "interface Ethernet1/2\n  description leaf9 Ethernet1/3\n  mtu 9216\n"
+                       "interface Ethernet1/1\n  mtu 9216\n"
+                       "router bgp 65000\n  neighbor 10.0.0.1\n    description leaf9 Ethernet1/2 via Ethernet1/1\n")
