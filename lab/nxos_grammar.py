@@ -88,7 +88,7 @@ _KEY7 = r"( key( [07])? \S+)?"  # a shared secret as the device keeps it (type 7
 _RESOLVERS = (
     _k(r"ip domain-name \S+", "ip domain-name"),
     Cmd(r"ip domain-list \S+"),
-    _k(r"ip name-server \S+( \S+){0,5}( use-vrf \S+)?", "ip name-server"),
+    _k(r"ip name-server [0-9A-Fa-f.:]+( [0-9A-Fa-f.:]+){0,5}( use-vrf \S+)?", "ip name-server"),
 )
 
 MODES: dict[str, Mode] = {
