@@ -232,12 +232,15 @@ class Fleet:
             self._close(live)
         return [i.result for i in live]
 
-    def backup(self, folder: Path) -> list[DeviceResult]:
-        """Save every device's running config (without its device-local sections) before touching any."""
-        with _library_logs_to_devices():
-            return self._backup(folder)
+    def backup(self, folder: Path, without_backup: Sequence[Target] = ()) -> list[DeviceResult]:
+        """Save every device's running config (without its device-local sections) before touching any.
 
-    def _backup(self, folder: Path) -> list[DeviceResult]:
+        `without_backup`: the run's devices that have no running config to save (hosts); the index names
+        them, so a rollback can say which devices of the run it leaves as they are."""
+        with _library_logs_to_devices():
+            return self._backup(folder, without_backup)
+
+    def _backup(self, folder: Path, without_backup: Sequence[Target] = ()) -> list[DeviceResult]:
         live = self._live(self.targets)
         folder.mkdir(parents=True, exist_ok=True)
 
@@ -252,7 +255,8 @@ class Fleet:
         finally:
             self._close(live)
         (folder / "backup.json").write_text(json.dumps(
-            {"devices": {i.target.name: i.target.access.kind for i in live if i.result.status is Status.UNCHANGED}},
+            {"devices": {i.target.name: i.target.access.kind for i in live if i.result.status is Status.UNCHANGED},
+             "without_backup": {t.name: t.access.kind for t in without_backup}},
             indent=2, sort_keys=True) + "\n", encoding="utf-8")
         return [i.result for i in live]
 

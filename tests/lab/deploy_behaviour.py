@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from rocefab.deploy import unified
 from rocefab.deploy.fleet import Fleet, Status, Target
 from rocefab.deploy.inventory import Access
 from rocefab.deploy.session import DeployError, DeviceSession
@@ -69,6 +70,10 @@ class DeployBehaviour:
             session.discard()
         assert diff.strip(), "the factory state differs from the candidate"
         assert self.state(device) == before
+        # What review tools read: one file per device under rocefab's headers, hunks whose counts add up.
+        assert diff.startswith(f"--- {access.name} (running)\n+++ {access.name} (candidate)\n@@ "), diff[:200]
+        assert unified.malformed(diff) == [], unified.malformed(diff)
+        assert unified.counts(diff).added > 0
 
     def test_commit_converges_and_nothing_is_left_to_change(self, lab: tuple[Any, Access]) -> None:
         _, access = lab

@@ -1,7 +1,9 @@
-"""The user's whole path from the command line: lab up, dry run, apply, an empty diff, rollback, lab down."""
+"""The user's whole path from the command line: lab up, dry run (unified diffs, --exit-code, --json), apply (refused
+without a terminal or --yes), an empty diff, a host's NCCL drift, rollback (--latest, --dry-run), lab down."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -9,6 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from rocefab.deploy import unified
 
 ROOT = Path(__file__).resolve().parents[2]
 INTENT = ROOT / "intents" / "lab.yaml"
@@ -35,6 +39,11 @@ def _status_counts(text: str) -> str:
     return text.strip().splitlines()[-1]
 
 
+def _patch_part(stdout: str, title: str) -> str:
+    """What a run printed before its table: the devices' unified diffs, as one patch."""
+    return stdout[:stdout.index(title)]
+
+
 def test_whole_path(lab: Path, tmp_path: Path) -> None:
     inventory = lab / "inventory.yaml"
     assert (lab / "password").stat().st_mode & 0o077 == 0, "the lab password file is private"
@@ -42,21 +51,45 @@ def test_whole_path(lab: Path, tmp_path: Path) -> None:
 
     dry = rocefab("apply", INTENT, "-i", inventory, "--dry-run")
     assert dry.returncode == 0, dry.stderr
-    assert "+   priority-flow-control priority 3 no-drop" in dry.stdout  # EOS, from the device's own diff
-    assert "nv set qos pfc default-global switch-priority 3" in dry.stdout  # NVUE
-    assert "DRIFT   ens1f0np0 pfc priorities" in dry.stdout  # host --check
+    assert "\n+   priority-flow-control priority 3 no-drop\n" in dry.stdout  # EOS, from the device's own diff
+    assert "\n+nv set qos pfc default-global switch-priority 3\n" in dry.stdout  # NVUE, pending vs applied
+    assert "\n-ens1f0np0 pfc priorities = 0,0,0,0,0,0,0,0\n+ens1f0np0 pfc priorities = 0,0,0,1,0,0,0,0\n" in \
+        dry.stdout  # host --check
+    patch = _patch_part(dry.stdout, "dry run: staged")
+    assert unified.malformed(patch) == [], unified.malformed(patch)
+    assert [line for line in patch.splitlines() if line.startswith("+++ ")] == [
+        f"+++ {name} (candidate)" for name in ("spine1", "leaf1-a", "leaf1-b", "gpu001", "gpu002", "gpu003", "gpu004")]
     assert _status_counts(dry.stdout) == "7 would change"
-    again = rocefab("diff", INTENT, "-i", inventory)
-    assert again.returncode == 0 and _status_counts(again.stdout) == "7 would change", "the dry run changed nothing"
+    again = rocefab("diff", INTENT, "-i", inventory, "--exit-code")
+    assert again.returncode == 1 and _status_counts(again.stdout) == "7 would change", "the dry run changed nothing"
+    as_json = rocefab("diff", INTENT, "--json", env={"ROCEFAB_INVENTORY": str(inventory)})
+    assert as_json.returncode == 0, as_json.stderr
+    document = json.loads(as_json.stdout)  # stdout is the document and nothing else
+    assert document["summary"]["would_change"] == 7 and document["summary"]["exit_code"] == 0
+    leaf = next(d for d in document["devices"] if d["name"] == "leaf1-a")
+    assert leaf["kind"] == "eos" and leaf["status"] == "pending" and leaf["added"] == unified.counts(
+        "\n".join(leaf["diff"])).added > 0 and leaf["error"] is None
 
     backups = tmp_path / "backups"
-    applied = rocefab("apply", INTENT, "-i", inventory, "--confirm", "120", "--backup-dir", backups)
+    refused = rocefab("apply", INTENT, "-i", inventory, "--backup-dir", backups)  # no terminal, no --yes
+    assert refused.returncode == 2 and "pass --yes" in refused.stderr and "Nothing was changed" in refused.stderr
+    assert not backups.exists() and not (lab / "inventory.yaml.lock").read_text(), "no backup, no lock"
+
+    applied = rocefab("apply", INTENT, "-i", inventory, "--yes", "--confirm", "120", "--backup-dir", backups)
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert _status_counts(applied.stdout) == "7 committed"
-    assert "apply in 3 wave(s): 2 | 4 | 1 devices" in applied.stdout  # canary pair, its hosts, then the spine
+    # canary pair, its hosts, then the spine
+    assert "apply in 3 wave(s): leaf1-a, leaf1-b | gpu001, gpu002, gpu003, gpu004 | spine1" in applied.stdout
 
-    after = rocefab("diff", INTENT, "-i", inventory)
+    after = rocefab("diff", INTENT, "-i", inventory, "--exit-code")
     assert after.returncode == 0 and _status_counts(after.stdout) == "7 unchanged"
+
+    nccl = lab / "hosts" / "gpu001" / "etc" / "nccl.conf"
+    written = nccl.read_text()
+    nccl.write_text(written.replace("NCCL_IB_TC=106", "NCCL_IB_TC=104"))
+    drift = rocefab("diff", INTENT, "-i", inventory, "--only", "gpu001")
+    assert f"\n # {nccl}\n-NCCL_IB_TC=104\n+NCCL_IB_TC=106\n" in drift.stdout, drift.stdout
+    nccl.write_text(written)
 
     (backup,) = list(backups.iterdir())
     saved = {p.name: p.read_text() for p in backup.glob("*.cfg")}
@@ -65,8 +98,19 @@ def test_whole_path(lab: Path, tmp_path: Path) -> None:
         for secret in ("username", "secret", "hashed-password", "password"):
             assert secret not in text, f"{name} backup holds '{secret}'"
 
-    restored = rocefab("rollback", "-i", inventory, "--backup", backup)
+    preview = rocefab("rollback", "-i", inventory, "--latest", "--backup-dir", backups, "--dry-run", "--exit-code")
+    assert preview.returncode == 1, preview.stdout + preview.stderr
+    assert f"latest backup: {backup}" in preview.stderr
+    assert "\n-   priority-flow-control priority 3 no-drop\n" in preview.stdout  # what the rollback takes away
+    assert _status_counts(preview.stdout.split("left as they are")[0]) == "3 would change"
+    assert "left as they are: gpu001, gpu002, gpu003, gpu004 (hosts have no running config" in preview.stdout
+    restored = rocefab("rollback", "-i", inventory, "--latest", "--backup-dir", backups, "--json")
     assert restored.returncode == 0, restored.stdout + restored.stderr
+    result = json.loads(restored.stdout)
+    assert {d["name"]: d["status"] for d in result["devices"]} == {
+        "leaf1-a": "committed", "leaf1-b": "committed", "spine1": "committed"}
+    assert [u["name"] for u in result["untouched"]] == ["gpu001", "gpu002", "gpu003", "gpu004"]
+    assert rocefab("rollback", "-i", inventory, "--backup", backup, "--dry-run", "--exit-code").returncode == 0
     back = rocefab("diff", INTENT, "-i", inventory)
     assert _status_counts(back.stdout) == "3 would change, 4 unchanged", "switches are back where they started"
 

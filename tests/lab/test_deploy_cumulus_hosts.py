@@ -67,7 +67,7 @@ def test_nvue_dry_run_apply_converge_and_keep_the_login(switch: tuple[LabSSHServ
         session.load(candidate)
         diff = session.diff()
         session.discard()
-    assert "nv set qos pfc default-global switch-priority 3" in diff
+    assert "\n+nv set qos pfc default-global switch-priority 3\n" in diff
     assert repr(_applied(server)) == before, "a dry run changes nothing"
     with CumulusSession(acc) as session:
         session.load(candidate)
@@ -105,7 +105,10 @@ def test_host_dry_run_apply_and_in_sync(host: tuple[LinuxHost, LabSSHServer, Acc
     script = POD_FILES[("gpu001", "host-script")]
     before = snapshot(device.sandbox / "sys")
     results = Fleet([Target(acc, script)], HostSession).dry_run()
-    assert results[0].status is Status.PENDING and "DRIFT   enp24s0f0np0 pfc priorities" in results[0].diff
+    assert results[0].status is Status.PENDING
+    # the drifted setting as its value now and the value the script sets
+    assert "\n-enp24s0f0np0 pfc priorities = 0,0,0,0,0,0,0,0\n+enp24s0f0np0 pfc priorities = 0,0,0,1,0,0,0,0\n" in \
+        results[0].diff, results[0].diff
     assert snapshot(device.sandbox / "sys") == before
     results = Fleet([Target(acc, script)], HostSession).apply([["gpu001"]], None)
     assert results[0].status is Status.COMMITTED, results[0].error
@@ -185,7 +188,7 @@ class TestCumulusDeployBehaviour(DeployBehaviour):
     def smaller(self) -> tuple[str, str]:
         watchdog = "      pfc-watchdog:\n        polling-interval: 100\n        robustness: 3\n"
         smaller = self.candidate().replace(watchdog, "")
-        return smaller, "nv unset qos pfc-watchdog"
+        return smaller, "\n-nv set qos pfc-watchdog polling-interval 100\n"
 
     def refuse(self, device: CumulusDevice) -> None:
         device.faults.reject_path = r"^qos pfc"

@@ -56,7 +56,7 @@ def inventory(lab: FabricLab, timeout_s: int | None = None) -> Path:
 def rocefab(lab: FabricLab, *args: str, intent: Path = INTENT, inventory_path: Path | None = None,
             background: bool = False) -> Any:
     command = [sys.executable, "-m", "rocefab", args[0], str(intent), "-i", str(inventory_path or inventory(lab)),
-               *args[1:]]
+               *(["--yes"] if args[0] == "apply" else []), *args[1:]]
     env = {**os.environ, "COLUMNS": "250"}
     if background:
         return subprocess.Popen(command, cwd=lab.folder.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -79,7 +79,7 @@ def test_dry_run_apply_and_converge(switches: dict[str, NxosServer], transport: 
         diff = session.diff()
         session.discard()
     assert "pause pfc-cos 3" in diff and "priority-flow-control mode on" in diff
-    assert "no username" not in diff, "the device's own account must survive a replace"
+    assert "\n-username" not in diff, "the device's own account must survive a replace"
     assert _running(server) == before, "a dry run changes nothing"
     with NxosSession(access(server, "rack4-a", transport)) as session:
         session.load(CONFIGS["rack4-a"])
@@ -166,7 +166,7 @@ class TestNxosDeployBehaviour(DeployBehaviour):
         return device.running.render()
 
     def smaller(self) -> tuple[str, str]:
-        return self.candidate().replace("  spanning-tree port type edge\n", ""), "no spanning-tree port type edge"
+        return self.candidate().replace("  spanning-tree port type edge\n", ""), "\n-  spanning-tree port type edge\n"
 
     def refuse(self, device: NxosDevice) -> None:
         device.faults.reject_line = r"^pause pfc-cos 3$"

@@ -157,14 +157,14 @@ def apply_rolls_back_a_wave_that_fails_verify(lab: Path, inventory: Path) -> Non
     fault(lab, "leaf1-a", "mtu", "Ethernet61/1", "1500")
     fault(lab, "leaf1-a", "speed", "Ethernet63/1", "100")
     # a 20 s revert window: the gate waits 5 s for the link to come right before it gives up
-    applied = rocefab("apply", INTENT, "-i", inventory, "--only", "leaf1-a,leaf1-b", "--confirm", "20")
+    applied = rocefab("apply", INTENT, "-i", inventory, "--yes", "--only", "leaf1-a,leaf1-b", "--confirm", "20")
     assert applied.returncode == 1, applied.stdout
     assert "verify after commit failed: speed Ethernet63/1" in applied.stdout, applied.stdout
     assert "rolled back" in applied.stdout
     _, report = verify_json(inventory)
     failing = {(c["device"], c["port"], c["check"]) for c in report["checks"] if c["verdict"] == "fail"}
     assert ("leaf1-a", "Ethernet61/1", "mtu") in failing, "the rollback restored the config from before"
-    skipped = rocefab("apply", INTENT, "-i", inventory, "--only", "leaf1-a", "--no-verify")
+    skipped = rocefab("apply", INTENT, "-i", inventory, "--yes", "--only", "leaf1-a", "--no-verify")
     assert skipped.returncode == 0, skipped.stdout
 
 

@@ -25,7 +25,7 @@ def pushed_lab(intent: Path, folder: Path) -> Iterator[Path]:
     started = rocefab("lab", "up", intent, "--dir", folder)
     assert started.returncode == 0, started.stderr
     try:
-        applied = rocefab("apply", intent, "-i", folder / "inventory.yaml", "--confirm", "0")
+        applied = rocefab("apply", intent, "-i", folder / "inventory.yaml", "--yes", "--confirm", "0")
         assert applied.returncode == 0, applied.stdout + applied.stderr
         yield folder
     finally:

@@ -9,14 +9,17 @@ uploaded over SFTP and staged as the pending revision, `nv config diff` is the d
 from __future__ import annotations
 
 import contextlib
+import re
 import shlex
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import yaml
 
+from rocefab.deploy import unified
 from rocefab.deploy.session import DeployError
 from rocefab.deploy.ssh import Result, SshDeviceSession
 from rocefab.models.loader import load_yaml12
+from rocefab.renderers.natural import natural_key
 
 if TYPE_CHECKING:
     from rocefab.deploy.verify.observation import Observation
@@ -92,6 +95,37 @@ def _paths(tree: dict[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[str
         else:
             out.append((*path, str(value)) if not isinstance(value, dict) else path)
     return out
+
+
+_PLAIN = re.compile(r"[\w@%+=:,./-]+")
+
+
+def _word(text: str) -> str:
+    if _PLAIN.fullmatch(text):
+        return text
+    return f'"{text}"' if not re.search(r'["$`\\!]', text) else shlex.quote(text)
+
+
+def set_lines(tree: dict[str, Any]) -> list[str]:
+    """A set tree as the `nv set` commands that build it, one per leaf, in natural order of their paths.
+
+    >>> set_lines({"interface": {"swp10": {"link": {"mtu": 9216}}, "swp2": {"description": "leaf1 Eth1"}}})
+    ['nv set interface swp2 description "leaf1 Eth1"', 'nv set interface swp10 link mtu 9216']
+    """
+    leaves: list[list[str]] = []
+
+    def walk(node: Any, path: list[str]) -> None:
+        if isinstance(node, dict) and node:
+            for key, value in node.items():
+                walk(value, [*path, str(key)])
+        elif isinstance(node, dict) or node is None:
+            leaves.append(path)
+        else:
+            leaves.append([*path, str(node)])
+
+    walk(tree, [])
+    leaves.sort(key=lambda words: tuple(natural_key(w) for w in words))
+    return [" ".join(["nv set", *map(_word, words)]) for words in leaves]
 
 
 def _dump(tree: dict[str, Any]) -> str:
@@ -180,7 +214,14 @@ class CumulusSession(SshDeviceSession):
         self._nv("config", "replace" if replace else "patch", self._candidate_file)
 
     def diff(self) -> str:
-        return self._nv("config", "diff", "-o", "commands").stdout.strip()
+        """NVUE's own diff decides whether anything changes; it is shown as the applied and the pending
+        revision in `nv set` form, one line per setting, so a changed value is its old line and its new one
+        (NVUE's `nv set`/`nv unset` commands say what to run, not what was there)."""
+        if not self._nv("config", "diff", "-o", "commands").stdout.strip():
+            return ""
+        applied = set_lines(self._previous if self._previous is not None else self._applied())
+        pending = set_lines(_set_tree(load_yaml12(self._nv("config", "show", "-r", "pending", "-o", "yaml").stdout)))
+        return unified.from_lines(self.name, applied, pending)
 
     def commit(self, confirm_seconds: int | None = None) -> None:
         if self._candidate is None or self._previous is None:

@@ -18,6 +18,7 @@ from napalm.base.exceptions import (
     SessionLockedException,
 )
 
+from rocefab.deploy import unified
 from rocefab.deploy.preserve import carry_preserved, without_preserved
 from rocefab.deploy.session import DeployError, DeviceSession, describe
 from rocefab.platforms.eos import PRESERVED
@@ -133,10 +134,21 @@ class EosSession(DeviceSession):
             raise self._fail("reading the running config", exc) from None
 
     def diff(self) -> str:
+        """The session's diff from the device, under rocefab's headers. EOS before 4.3x prints a unified diff
+        (`@@` hunks); later ones a hierarchical diff without line positions, in which case the session's
+        config and the running config are read and compared here."""
         try:
-            return str(self._device.compare_config())
+            shown = str(self._device.compare_config()).strip("\n")
+            if not shown.strip():
+                return ""
+            if unified.has_hunks(shown):
+                return unified.with_headers(self.name, shown)
+            session = self._device.config_session
+            staged = self._device.device.run_commands([f"show session-config named {session}"], encoding="text")
+            running = self.running_config()
         except _DEVICE_ERRORS as exc:
             raise self._fail("diff", exc) from None
+        return unified.from_lines(self.name, running.splitlines(), str(staged[0].get("output", "")).splitlines())
 
     def commit(self, confirm_seconds: int | None = None) -> None:
         try:

@@ -1,8 +1,9 @@
 """Linux GPU hosts: upload the rendered NIC/bond script over SFTP and run it over SSH exec.
 
 The script is its own diff: `--check` reports drift and changes nothing (exit 0 in sync, 1 drift, 3 a
-missing prerequisite). Committing runs it; it is idempotent, so there is nothing to confirm, and host
-runtime settings have no earlier revision to roll back to.
+missing prerequisite); its DRIFT lines are shown as a unified diff of settings (drift_diff.py). Committing
+runs it; it is idempotent, so there is nothing to confirm, and host runtime settings have no earlier
+revision to roll back to.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from rocefab.deploy.session import DeployError
 from rocefab.deploy.ssh import Result, SshDeviceSession
+from rocefab.platforms.host.drift_diff import drift_diff
 
 if TYPE_CHECKING:
     from rocefab.deploy.verify.observation import Observation
@@ -83,7 +85,7 @@ class HostSession(SshDeviceSession):
                            expect=(IN_SYNC, DRIFT, PREREQUISITE_MISSING))
         if result.status == PREREQUISITE_MISSING:
             raise DeployError(self.name, result.stderr.strip() or "a prerequisite is missing")
-        return "\n".join(line for line in result.stdout.splitlines() if line.startswith("DRIFT"))
+        return drift_diff(self.name, result.stdout, self._staged)
 
     def commit(self, confirm_seconds: int | None = None) -> None:
         result = self.ssh.run(("sudo -n " if self.access.sudo else "") + f"bash {shlex.quote(self._candidate)}")

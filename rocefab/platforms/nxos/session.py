@@ -25,6 +25,8 @@ from napalm.nxapi_plumbing.errors import NXAPIError
 from netmiko.exceptions import NetmikoBaseException
 from paramiko.ssh_exception import SSHException
 
+from rocefab.deploy import unified
+from rocefab.deploy.indented_diff import aligned_lines
 from rocefab.deploy.inventory import Transport
 from rocefab.deploy.preserve import carry_preserved, without_preserved
 from rocefab.deploy.session import DeployError, DeviceSession, describe
@@ -41,11 +43,14 @@ _ERRORS = (
 
 
 FILE_PREFIX = "rocefab_"
+# Top-level lines NX-OS keeps through a replace that leaves them out: its rollback patch never removes them.
+KEPT_THROUGH_REPLACE = ("version ",)
 
 
 class NxosSession(DeviceSession):
     _settled = True  # no commit of this session awaits confirm or rollback
     _checkpointed = False  # this session committed or rolled back, so this run's checkpoint file exists
+    _staged: tuple[str, str, bool] | None = None  # (running config, candidate as sent, replace) of the last load
     commit_confirm: ClassVar[bool] = False
     can_rollback: ClassVar[bool] = True
 
@@ -121,19 +126,33 @@ class NxosSession(DeviceSession):
 
     def load(self, candidate: str, replace: bool = True) -> None:
         try:
+            running = self.running_config()
+            config = carry_preserved(PRESERVED, running, candidate) if replace else candidate
             if replace:
-                config = carry_preserved(PRESERVED, self.running_config(), candidate)
                 self._device.load_replace_candidate(config=config)
             else:
                 self._device.load_merge_candidate(config=candidate)
         except _ERRORS as exc:
             raise DeployError(self.name, f"candidate refused: {describe(exc)}") from None
+        self._staged = (running, config, replace)
 
     def diff(self) -> str:
+        """The device decides whether anything changes (its rollback patch, or NAPALM's merge diff); what is
+        shown is the running config against the staged candidate, section by section, as a unified diff.
+        NX-OS's patch is a list of commands with no line positions to build hunks from."""
         try:
-            return str(self._device.compare_config())
+            patch = str(self._device.compare_config()).strip()
         except _ERRORS as exc:
             raise self._fail("diff failed", exc) from None
+        if not patch or self._staged is None:
+            return ""
+        running, config, replace = self._staged
+        before, after = aligned_lines(self.normalized(running), config, replace, KEPT_THROUGH_REPLACE)
+        shown = unified.from_lines(self.name, before, after)
+        if not shown:
+            note = "the device's patch changes what a line comparison does not show:"
+            return unified.from_lines(self.name, [], [], notes=[note, *patch.splitlines()])
+        return shown
 
     def commit(self, confirm_seconds: int | None = None) -> None:
         # No revert timer on NX-OS: the fleet runner health-checks and rolls back to the checkpoint instead.

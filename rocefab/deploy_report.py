@@ -1,0 +1,117 @@
+"""How `rocefab diff`, `apply` and `rollback` show their results: unified diffs, the per-device table, the
+rollout's waves, or one JSON document. Deciding is in `deploy_flow`; this module only prints what it is given.
+
+With `--json`, stdout carries the JSON document and nothing else; progress and notes stay on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from rocefab.console import err, out
+from rocefab.deploy import unified
+from rocefab.deploy.fleet import DeviceResult, Status
+
+_STYLE = {Status.UNCHANGED: "green", Status.PENDING: "yellow", Status.COMMITTED: "green",
+          Status.ROLLED_BACK: "magenta", Status.NOT_STARTED: "dim", Status.FAILED: "bold red",
+          Status.UNKNOWN: "bold red reverse"}
+SHOWN_PER_WAVE = 4  # device names printed per wave before "and N more"
+
+
+def _line_style(line: str) -> str:
+    if line.startswith(("--- ", "+++ ")):
+        return "bold"
+    if line.startswith("@@"):
+        return "cyan"
+    if line.startswith("#"):
+        return "yellow"
+    return "green" if line.startswith("+") else "red" if line.startswith("-") else ""
+
+
+def print_diffs(results: Sequence[DeviceResult]) -> None:
+    """Every device's unified diff, one after the other: the output as a whole is one patch. Lines are never
+    wrapped, so a review tool reads them as they are."""
+    for r in results:
+        for line in r.diff.splitlines():
+            out.print(Text(line, style=_line_style(line)), soft_wrap=True)
+
+
+def summary(results: Sequence[DeviceResult]) -> str:
+    """`7 would change`, `3 committed, 4 unchanged`: how many devices ended in each state."""
+    return ", ".join(f"{n} {status.value}" for status, n in _by_status(results).items())
+
+
+def print_table(results: Sequence[DeviceResult], title: str) -> None:
+    table = Table(title=title, title_justify="left")
+    for column in ("device", "kind", "status", "+", "-", "seconds", "detail"):
+        table.add_column(column, justify="right" if column in ("+", "-", "seconds") else "left")
+    for r in results:
+        lines = unified.counts(r.diff)
+        detail = r.error or ""
+        if r.library_said and r.status in (Status.FAILED, Status.UNKNOWN):
+            detail += f" [library: {'; '.join(r.library_said)}]"
+        table.add_row(r.name, r.kind, f"[{_STYLE[r.status]}]{escape(r.status.value)}[/]", str(lines.added),
+                      str(lines.removed), f"{r.seconds:.1f}", escape(detail))
+    out.print(table)
+    out.print(summary(results))
+
+
+def print_cleaned(results: Sequence[DeviceResult]) -> None:
+    for r in results:
+        for note in r.cleaned:
+            err.print(f"{r.name}: {note}", markup=False)
+
+
+def names(devices: Sequence[str], shown: int = SHOWN_PER_WAVE) -> str:
+    """A list of device names, shortened for a big fabric.
+
+    >>> names(["leaf1-a", "leaf1-b"])
+    'leaf1-a, leaf1-b'
+    >>> names([f"gpu{i:03}" for i in range(1, 129)])
+    'gpu001, gpu002, gpu003, gpu004 and 124 more'
+    """
+    if len(devices) <= shown + 1:
+        return ", ".join(devices)
+    return f"{', '.join(devices[:shown])} and {len(devices) - shown} more"
+
+
+def wave_line(waves: Sequence[Sequence[str]]) -> str:
+    """The rollout's order, each wave by its members.
+
+    >>> wave_line([["leaf1-a", "leaf1-b"], ["gpu001"], ["spine1"]])
+    'apply in 3 wave(s): leaf1-a, leaf1-b | gpu001 | spine1'
+    """
+    return f"apply in {len(waves)} wave(s): {' | '.join(names(wave) for wave in waves)}"
+
+
+def device_json(r: DeviceResult) -> dict[str, Any]:
+    lines = unified.counts(r.diff)
+    return {"name": r.name, "kind": r.kind, "status": r.status.name.lower(), "status_text": r.status.value,
+            "added": lines.added, "removed": lines.removed, "diff": r.diff.splitlines(), "error": r.error,
+            "seconds": round(r.seconds, 3), "cleaned": r.cleaned, "library_said": r.library_said}
+
+
+def print_json(command: str, results: Sequence[DeviceResult], exit_code: int, **extra: Any) -> None:
+    """The one document `--json` prints: every device, the run's summary, and the exit code it ends with."""
+    document = {
+        "command": command,
+        **extra,
+        "devices": [device_json(r) for r in results],
+        "summary": {"text": summary(results), "by_status": {s.name.lower(): n for s, n in
+                                                            _by_status(results).items()},
+                    "would_change": sum(r.status is Status.PENDING for r in results), "exit_code": exit_code},
+    }
+    print(json.dumps(document, indent=2))
+
+
+def _by_status(results: Sequence[DeviceResult]) -> dict[Status, int]:
+    counts: dict[Status, int] = {}
+    for r in results:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    return counts

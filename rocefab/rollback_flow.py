@@ -1,0 +1,117 @@
+"""The work behind `rocefab rollback`: put the switches of a backup back to the running configs saved there.
+
+Hosts are not rolled back, and the output says so for each host the backed-up run touched. A host has no
+running config to save: its script converges runtime state (NIC QoS and DCQCN, bonds, addresses, routes,
+nccl.conf's block) that no device-side revision holds, and what a host ran before is the previous intent's
+script, not something read off the host. Rolling a host back would mean recording every setting's earlier
+value before each run and a second script to write them back, without the switches' guarantee (a config
+read back and compared) that it worked. Instead rollback lists the hosts it left as they are, with why, and
+how to put them back: apply the previous intent to them (`rocefab apply <previous intent> --only <hosts>`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from rocefab import deploy_report as report
+from rocefab.console import EXIT_INPUT, err, out
+from rocefab.deploy.fleet import Fleet, Status, Target
+from rocefab.deploy.inventory import CredentialError, PasswordSource
+from rocefab.deploy.session import new_run_id
+from rocefab.deploy.targets import open_session
+from rocefab.deploy_flow import PLAIN, Shown, _inventory, _locked, _progress, _run, explain_unknown, outcome
+
+HOST_WHY = "hosts have no running config to save or restore; re-apply the previous intent to them"
+
+
+@dataclass(frozen=True)
+class Backup:
+    folder: Path
+    devices: dict[str, str]  # name -> kind, each with <name>.cfg
+    without_backup: dict[str, str]  # the run's devices it could not save (hosts): left as they are
+
+
+def latest(backup_dir: Path) -> Path:
+    """The newest backup under `backup_dir`: run ids start with their UTC time, so the last name is the newest."""
+    found = sorted((p for p in backup_dir.glob("*/backup.json")), key=lambda p: (p.parent.name, p.stat().st_mtime))
+    if not found:
+        err.print(f"{backup_dir}: holds no rocefab backup (a folder with backup.json)", markup=False)
+        raise typer.Exit(EXIT_INPUT)
+    return found[-1].parent
+
+
+def read_backup(folder: Path) -> Backup:
+    try:
+        index: dict[str, Any] = json.loads((folder / "backup.json").read_text(encoding="utf-8"))
+        devices = {str(k): str(v) for k, v in dict(index["devices"]).items()}
+        hosts = {str(k): str(v) for k, v in dict(index.get("without_backup", {})).items()}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        err.print(f"{folder}: not a rocefab backup ({exc})", markup=False)
+        raise typer.Exit(EXIT_INPUT) from None
+    return Backup(folder, devices, hosts)
+
+
+def _only(backup: Backup, only: str | None) -> Backup:
+    if not only:
+        return backup
+    wanted = {n.strip() for n in only.split(",") if n.strip()}
+    hosts = sorted(wanted & set(backup.without_backup))
+    missing = sorted(wanted - set(backup.devices) - set(hosts))
+    if missing:
+        err.print(f"{backup.folder}: holds no backup of: {', '.join(missing)}", markup=False)
+        raise typer.Exit(EXIT_INPUT)
+    return Backup(backup.folder, {n: k for n, k in backup.devices.items() if n in wanted},
+                  {n: backup.without_backup[n] for n in hosts})
+
+
+def rollback(inventory: Path, backup: Path | None, use_latest: bool, backup_dir: Path, concurrency: int,
+             confirm_s: int, only: str | None = None, force_unlock: bool = False, dry_run: bool = False,
+             shown: Shown = PLAIN) -> None:
+    if (backup is None) == (not use_latest):
+        err.print("rollback takes one of --backup FOLDER or --latest (the newest under --backup-dir)", markup=False)
+        raise typer.Exit(EXIT_INPUT)
+    chosen = _only(read_backup(backup if backup is not None else latest(backup_dir)), only)
+    if use_latest:
+        err.print(f"latest backup: {chosen.folder}", markup=False)
+    inv = _inventory(inventory)
+    missing = [name for name in chosen.devices if name not in inv.devices]
+    if missing:
+        err.print(f"{inv.file}: the inventory has no entry for: {', '.join(missing)}", markup=False)
+        raise typer.Exit(EXIT_INPUT)
+    passwords = PasswordSource()
+    try:
+        targets = [Target(inv.access(name, kind, passwords),
+                          (chosen.folder / f"{name}.cfg").read_text(encoding="utf-8"))
+                   for name, kind in sorted(chosen.devices.items())]
+    except CredentialError as exc:
+        err.print(str(exc), markup=False)
+        raise typer.Exit(EXIT_INPUT) from None
+    except OSError as exc:
+        err.print(f"{chosen.folder}: {exc}", markup=False)
+        raise typer.Exit(EXIT_INPUT) from None
+    run_id = new_run_id()
+    with _locked(inventory, "rollback", run_id, force_unlock), \
+            _progress(len(targets), "rollback dry run" if dry_run else "rollback") as progress:
+        fleet = _run(progress, Fleet(targets, open_session, concurrency, run_id=run_id, clean_leftovers=True))
+        results = fleet.dry_run() if dry_run else fleet.apply([[t.name for t in targets]], confirm_s or None)
+    report.print_cleaned(results)
+    code = outcome(results, shown.exit_code and dry_run)
+    explain_unknown(results, None, inventory, None)
+    untouched = [{"name": n, "kind": k, "why": HOST_WHY} for n, k in sorted(chosen.without_backup.items())]
+    if shown.as_json:
+        report.print_json("rollback", results, code, run_id=run_id, backup=str(chosen.folder), dry_run=dry_run,
+                          untouched=untouched)
+    else:
+        report.print_diffs(results if dry_run else [r for r in results if r.status not in
+                                                     (Status.UNCHANGED, Status.NOT_STARTED)])
+        report.print_table(results, f"rollback dry run: {chosen.folder} against what runs now - nothing was changed"
+                           if dry_run else f"rollback to {chosen.folder}")
+        if untouched:
+            out.print(f"left as they are: {report.names([u['name'] for u in untouched])} ({HOST_WHY})",
+                      soft_wrap=True, markup=False)
+    raise typer.Exit(code)
