@@ -13,7 +13,7 @@ from rocefab.renderers.anta_catalog import render_anta_catalog
 from rocefab.renderers.bandwidth import render_bandwidth_tests
 from rocefab.renderers.bom import render_bom_csv
 from rocefab.renderers.cabling import connections, render_cabling_csv
-from rocefab.renderers.containerlab import render_containerlab
+from rocefab.renderers.containerlab import render_containerlab_files
 from rocefab.renderers.diagram import render_topology_svg
 from rocefab.renderers.inventory_file import render_inventory
 from rocefab.renderers.monitoring import render_monitoring
@@ -72,7 +72,7 @@ def fabric_files(plan: FabricPlan, with_plan: bool = True) -> list[RenderedFile]
         ("cabling.csv", "cabling-plan", render_cabling_csv(plan, cabling)),
         ("bom.csv", "bill-of-materials", render_bom_csv(plan, cabling)),
         ("topology.svg", "topology-diagram", render_topology_svg(plan)),
-        ("lab-cut.clab.yml", "containerlab-topology", render_containerlab(plan)),
+        *render_containerlab_files(plan),  # the topology, then each kept switch's startup config
         ("summary.json", "summary", summary_to_json(fabric_summary(plan))),
         ("inventory.yaml", "inventory", render_inventory(plan)),
     ]
