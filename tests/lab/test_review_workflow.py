@@ -1,0 +1,140 @@
+"""Review before pushing, through the command line against the lab of intents/lab.yaml: on a terminal apply shows
+what would change and asks (no means nothing changes; nothing to change means no question); `--rendered` pushes
+the folder that was reviewed, refuses a device file edited since unless `--allow-edited`, and refuses a folder
+rendered from another intent."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import re
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rocefab.deploy.inventory import PasswordSource, load_inventory
+from rocefab.platforms.eos.session import EosSession
+
+ROOT = Path(__file__).resolve().parents[2]
+INTENT = ROOT / "intents" / "lab.yaml"
+PAIR = "leaf1-a,leaf1-b"
+
+
+def rocefab(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rocefab", *map(str, args)], capture_output=True, text=True,
+                          check=False, timeout=240, env={**os.environ, "COLUMNS": "200"})
+
+
+def on_terminal(*args: str | Path, answer: str | None = None) -> tuple[int, str]:
+    """Run rocefab with a terminal as stdin, stdout and stderr; type `answer` at the first [y/N] question."""
+    controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 60, 200, 0, 0))
+    process = subprocess.Popen([sys.executable, "-m", "rocefab", *map(str, args)], stdin=terminal, stdout=terminal,
+                               stderr=terminal, env={**os.environ, "COLUMNS": "200"}, close_fds=True)
+    os.close(terminal)
+    seen, answered, deadline = b"", False, time.monotonic() + 240
+    try:
+        while time.monotonic() < deadline:
+            if not select.select([controller], [], [], 0.5)[0]:
+                if process.poll() is not None:
+                    break
+                continue
+            try:
+                data = os.read(controller, 65536)
+            except OSError:  # EIO: every end of the terminal closed, the process is done
+                break
+            if not data:
+                break
+            seen += data
+            if answer is not None and not answered and b"[y/N]" in seen:
+                os.write(controller, answer.encode() + b"\n")
+                answered = True
+        code = process.wait(timeout=30)
+    finally:
+        os.close(controller)
+    return code, re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", seen.decode(errors="replace")).replace("\r", "")
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    folder = tmp_path_factory.mktemp("lab") / "lab"
+    started = rocefab("lab", "up", INTENT, "--dir", folder)
+    assert started.returncode == 0, started.stderr
+    yield folder
+    assert rocefab("lab", "down", "--dir", folder).returncode == 0
+
+
+def asks_and_takes_no_for_an_answer(inventory: Path, backups: Path) -> None:
+    code, text = on_terminal("apply", INTENT, "-i", inventory, "--only", PAIR, "--backup-dir", backups, answer="n")
+    assert code == 1, text
+    assert "what apply would change" in text and "Apply these changes to 2 devices? [y/N]" in text
+    assert "not applied: nothing was changed" in text
+    assert not backups.exists(), "no backup before the answer"
+    assert rocefab("diff", INTENT, "-i", inventory, "--only", PAIR, "--exit-code").returncode == 1
+
+
+def yes_applies_then_nothing_is_asked(inventory: Path, backups: Path) -> None:
+    code, text = on_terminal("apply", INTENT, "-i", inventory, "--only", PAIR, "--backup-dir", backups,
+                             "--confirm", "0", answer="y")
+    assert code == 0, text
+    assert "2 committed" in text
+    code, text = on_terminal("apply", INTENT, "-i", inventory, "--only", PAIR, "--backup-dir", backups)
+    assert code == 0, text
+    assert "nothing to change on 2 device(s)" in text and "[y/N]" not in text
+    assert len(list(backups.iterdir())) == 1, "nothing to change: no backup either"
+
+
+def running(inventory: Path, name: str) -> str:
+    access = load_inventory(inventory).access(name, "eos", PasswordSource(interactive=False))
+    with EosSession(access) as session:
+        return session.running_config()
+
+
+def rendered_folder_is_checked_then_pushed_as_reviewed(inventory: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert rocefab("render", INTENT, "-o", out).returncode == 0
+    config = out / "switches" / "leaf1-a.cfg"
+    original = config.read_text()
+    first = re.search(r"^   description (.+)$", original, re.M)
+    assert first is not None
+    config.write_text(original.replace(first.group(0), "   description reviewed-by-hand", 1))
+
+    refused = rocefab("diff", INTENT, "-i", inventory, "--rendered", out, "--only", "leaf1-a")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "edited since the render: switches/leaf1-a.cfg" in refused.stderr and "--allow-edited" in refused.stderr
+
+    pushed = rocefab("apply", INTENT, "-i", inventory, "--yes", "--rendered", out, "--allow-edited", "--only",
+                     "leaf1-a", "--confirm", "0", "--backup-dir", tmp_path / "backups")
+    assert pushed.returncode == 0, pushed.stdout + pushed.stderr
+    assert f"--allow-edited: pushing {config} as edited" in pushed.stderr
+    assert "   description reviewed-by-hand" in running(inventory, "leaf1-a"), "the edited file is what runs"
+    again = rocefab("diff", INTENT, "-i", inventory, "--only", "leaf1-a")  # rendered afresh: the edit shows
+    assert "\n-   description reviewed-by-hand\n" in again.stdout, again.stdout
+
+    other = tmp_path / "other.yaml"
+    doc = yaml.safe_load(INTENT.read_text(encoding="utf-8"))
+    doc["qos"] = {"ets": {"roce_percent": 70, "default_percent": 30}}
+    other.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    config.write_text(original)
+    foreign = rocefab("diff", other, "-i", inventory, "--rendered", out, "--allow-edited")
+    assert foreign.returncode == 2, foreign.stdout + foreign.stderr
+    assert "rendered from another intent" in foreign.stderr and str(other) in foreign.stderr
+
+
+def test_review_then_push(lab: Path, tmp_path: Path, subtests: pytest.Subtests) -> None:
+    inventory, backups = lab / "inventory.yaml", tmp_path / "backups"
+    steps = [("asks, no changes nothing", lambda: asks_and_takes_no_for_an_answer(inventory, backups)),
+             ("yes applies, then nothing to ask", lambda: yes_applies_then_nothing_is_asked(inventory, backups)),
+             ("--rendered", lambda: rendered_folder_is_checked_then_pushed_as_reviewed(inventory, tmp_path))]
+    for name, step in steps:
+        with subtests.test(msg=name):
+            step()
