@@ -28,6 +28,17 @@ def _explicit_base() -> dict[str, Any]:
     doc["hosts"]["nccl"]["extra_env"] = {"NCCL_DEBUG": "WARN"}
     doc["management"] = {"subnet": "192.168.0.0/24", "gateway": "192.168.0.1"}
     doc["cabling"] = {"measured": [{"device": "spine1", "port": "swp1", "length_m": 20}]}
+    roles = ("leaf", "spine", "superspine")
+    doc["services"] = {
+        "ntp": {"servers": ["192.0.2.1"]}, "syslog": {"servers": ["192.0.2.2"]},
+        "dns": {"servers": ["192.0.2.3"], "domain": "example.net", "search": ["example.net"]},
+        "snmp": {"location": "row 1", "contact": "noc"},
+        "aaa": {"tacacs_servers": ["192.0.2.4"], "radius_servers": ["192.0.2.5"]},
+        "banner": ["Authorised use only."],
+        "raw": {"eos": {r: ["clock timezone UTC"] for r in roles},
+                "nxos": {r: ["clock timezone UTC 0 0"] for r in roles},
+                "cumulus": {r: ['nv set system message post-login "hi"'] for r in roles}},
+    }
     return doc
 
 
