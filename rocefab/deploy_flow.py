@@ -191,14 +191,17 @@ def _confirmed(targets: Sequence[Target], clear_stale: bool, concurrency: int, m
     code = outcome(results)
     if code != EXIT_OK:
         screen.print("the review pass failed: nothing was changed", markup=False)
-        raise typer.Exit(code)
-    if not changing:
+    elif not changing:
         screen.print(f"nothing to change on {len(results)} device(s)", markup=False)
         return False, results
-    if not typer.confirm(f"Apply these changes to {len(changing)} devices?", default=False, err=shown.as_json):
+    elif not typer.confirm(f"Apply these changes to {len(changing)} devices?", default=False, err=shown.as_json):
         screen.print("not applied: nothing was changed", markup=False)
-        raise typer.Exit(EXIT_FINDINGS)
-    return True, results
+        code = EXIT_FINDINGS
+    else:
+        return True, results
+    if shown.as_json:
+        report.print_json("apply", results, code, run_id=run_id, stage="review", backup=None)
+    raise typer.Exit(code)
 
 
 def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, backup_dir: Path, concurrency: int,
