@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from rocefab import __version__, deploy_commands, verify_commands
+from rocefab import __version__, deploy_commands, starter_commands, verify_commands
 from rocefab.bandwidth_commands import bandwidth_app
 from rocefab.collector import collector_paused
 from rocefab.console import EXIT_INPUT, command_group, err, out
@@ -223,6 +223,8 @@ app.command()(verify_commands.doctor)
 app.add_typer(lab_app, name="lab")
 app.add_typer(bandwidth_app, name="bandwidth")
 app.add_typer(inventory_app, name="inventory")
+app.command()(starter_commands.init)
+app.add_typer(starter_commands.examples_app, name="examples")
 
 
 def main() -> None:

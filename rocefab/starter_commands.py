@@ -17,7 +17,7 @@ from typing import Annotated
 import typer
 
 from rocefab import __version__
-from rocefab.console import EXIT_INPUT, err, out
+from rocefab.console import EXIT_INPUT, command_group, err, out
 from rocefab.starter_intent import DEFAULT_NICS, MAX_NICS, MAX_NODES, SPEEDS_GBPS, StarterOptions, starter_intent
 
 SCHEMA_LINE = re.compile(r"#\s*yaml-language-server:\s*\$schema=\S*")
@@ -143,7 +143,8 @@ def init(
 
 # --- examples ----------------------------------------------------------------------------------------------
 
-examples_app = typer.Typer(help="The example intents bundled with rocefab.", invoke_without_command=True)
+examples_app = command_group(help="The example intents bundled with rocefab.", invoke_without_command=True,
+                             no_args_is_help=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -63,7 +63,8 @@ def test_semantic_error_exits_1_and_writes_nothing(tmp_path: Path) -> None:
     assert result.returncode == 1
     # Column 13 of the inserted line (the file opens with comments): the `dscp` key inside the flow mapping.
     line = text.splitlines().index("qos: {cnp: {dscp: 26, priority: 6}}") + 1
-    assert f"{intent}:{line}:13: error [cnp-dscp-conflict] qos.cnp.dscp: CNP and RoCE data share DSCP 26" in result.stderr
+    said = f"{intent}:{line}:13: error [cnp-dscp-conflict] qos.cnp.dscp: CNP and RoCE data share DSCP 26"
+    assert said in result.stderr
     assert not (tmp_path / "out").exists()
 
 

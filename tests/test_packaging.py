@@ -32,7 +32,7 @@ def test_the_wheel_holds_only_the_rocefab_package(wheel: Path) -> None:
     top = {name.split("/", 1)[0] for name in names}
     assert top == {"rocefab", f"{wheel.name.split('-')[0]}-{wheel.name.split('-')[1]}.dist-info"}
     for part in ("models/intent.py", "renderers/planner.py", "deploy/fleet.py", "lab/serve.py",
-                 "templates/eos/eos.j2", "intents/lab.yaml"):
+                 "templates/eos/eos.j2", "intents/lab.yaml", "schema/intent.schema.json"):
         assert f"rocefab/{part}" in names, part
     assert not [n for n in names if "__pycache__" in n]
 
