@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rocefab.deploy.inventory import DEFAULT_PORT, Defaults, DeviceAccess, Inventory, Transport
-from rocefab.deploy.nornir_inventory import DEFAULTS, GROUPS, HOSTS, TRANSPORT_PLATFORM
+from rocefab.deploy.nornir_inventory import DEFAULTS, GROUPS, HOSTS, transport_platforms
 from rocefab.renderers.inventory_file import PlannedDevice, planned_devices
 from rocefab.renderers.plan import FabricPlan
 from rocefab.renderers.yamltext import dump_block
@@ -58,9 +58,10 @@ def _group(word: str) -> str:
 def nornir_files(inventory: Inventory, devices: Sequence[PlannedDevice]) -> dict[str, str]:
     """hosts.yaml, groups.yaml and defaults.yaml of a Nornir SimpleInventory."""
     hosts: dict[str, Any] = {}
+    platforms = transport_platforms()
     for device, access in _accesses(inventory, devices):
         transport = _transport(device, access)
-        entry: dict[str, Any] = {"hostname": access.host, "platform": TRANSPORT_PLATFORM[transport],
+        entry: dict[str, Any] = {"hostname": access.host, "platform": platforms[transport],
                                  "groups": [f"platform_{device.kind}", f"role_{_group(device.role)}"]}
         if access.port is not None and access.port != DEFAULT_PORT[transport]:
             entry["port"] = access.port

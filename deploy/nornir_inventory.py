@@ -25,19 +25,22 @@ from rocefab.models.yamlsource import IntentLoadError, LoadError, Position, Sour
 
 HOSTS, GROUPS, DEFAULTS = "hosts.yaml", "groups.yaml", "defaults.yaml"
 
-# Nornir's `platform` names the driver its connection plugins load: NAPALM's (eos, nxos, nxos_ssh) or
-# netmiko's device types. Each maps to the transport rocefab uses for that kind of device.
-PLATFORM_TRANSPORT: dict[str, Transport] = {
-    "eos": Transport.EAPI, "arista_eos": Transport.EAPI,
-    "nxos": Transport.NXAPI, "nxos_ssh": Transport.NXOS_SSH, "cisco_nxos": Transport.NXOS_SSH,
-    "cumulus_linux": Transport.NVUE_SSH, "cumulus": Transport.NVUE_SSH,
-    "linux": Transport.SSH,
-}
-# What an export writes: NAPALM's driver where rocefab's transport is NAPALM's, netmiko's device type else.
-TRANSPORT_PLATFORM: dict[Transport, str] = {
-    Transport.EAPI: "eos", Transport.NXAPI: "nxos", Transport.NXOS_SSH: "nxos_ssh",
-    Transport.NVUE_SSH: "cumulus_linux", Transport.SSH: "linux",
-}
+
+
+def platform_transports() -> dict[str, Transport]:
+    """Nornir's `platform` (a NAPALM driver or a netmiko device type) -> the transport rocefab uses for it, from
+    every platform unit."""
+    from rocefab.platforms import UNITS
+
+    return {name: Transport(transport) for u in UNITS.values() for name, transport in u.nornir_platforms}
+
+
+def transport_platforms() -> dict[Transport, str]:
+    """What an export writes as `platform` for each transport: the first name its unit gives."""
+    chosen: dict[Transport, str] = {}
+    for name, transport in platform_transports().items():
+        chosen.setdefault(transport, name)
+    return chosen
 
 
 GroupName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$"),
@@ -164,14 +167,15 @@ def _as_inventory(source: SourceMap, hosts: dict[str, NornirHost], groups: dict[
         platform = first("platform") or defaults.platform
         transport = datum("rocefab_transport")
         if transport is None:
-            if platform not in PLATFORM_TRANSPORT:
+            known = platform_transports()
+            if platform not in known:
                 shown = "no platform" if platform is None else f"platform {platform!r}"
                 where = (name, "platform")
                 errors.append(LoadError(source.file, source.locate(where), where,
                                         f"{shown} and no data.rocefab_transport; rocefab knows the platforms "
-                                        f"{', '.join(sorted(PLATFORM_TRANSPORT))}"))
+                                        f"{', '.join(sorted(known))}"))
                 continue
-            transport = PLATFORM_TRANSPORT[platform]
+            transport = known[platform]
         port = first("port") or defaults.port
         devices[name] = DeviceAccess(
             host=hostname, transport=transport,

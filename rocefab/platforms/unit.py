@@ -81,6 +81,9 @@ class DeviceUnit:
     preserved: tuple[str, ...] = ()
     # Arista's ANTA can test it (over eAPI): its checks go into the rendered ANTA catalog too.
     anta: bool = False
+    # Nornir's `platform` names for it (NAPALM drivers, netmiko device types), each with the transport rocefab
+    # uses for that driver; an inventory export writes the first name of each transport.
+    nornir_platforms: tuple[tuple[str, str], ...] = ()
 
     @property
     def is_switch(self) -> bool:

@@ -116,6 +116,7 @@ UNIT = DeviceUnit(
     target=f"{SPEC.display_name} {SPEC.release}",
     candidate_kind="nvue-yaml",
     transports=("nvue-ssh",),
+    nornir_platforms=(("cumulus_linux", "nvue-ssh"), ("cumulus", "nvue-ssh")),
     structured=_structured,
     files=_files,
     session=_session,

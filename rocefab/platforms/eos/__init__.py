@@ -140,6 +140,7 @@ UNIT = DeviceUnit(
     target=f"{SPEC.display_name} {SPEC.release}",
     candidate_kind="eos-config",
     transports=("eapi",),
+    nornir_platforms=(("eos", "eapi"), ("arista_eos", "eapi")),
     structured=_structured,
     files=_files,
     session=_session,

@@ -56,6 +56,7 @@ UNIT = DeviceUnit(
     target=TARGET,
     candidate_kind="host-script",
     transports=("ssh",),
+    nornir_platforms=(("linux", "ssh"),),
     structured=_structured,
     files=_files,
     session=_session,

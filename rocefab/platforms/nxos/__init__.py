@@ -127,6 +127,7 @@ UNIT = DeviceUnit(
     target=f"{SPEC.display_name} {SPEC.release}",
     candidate_kind="nxos-config",
     transports=("nxapi", "nxos-ssh"),
+    nornir_platforms=(("nxos", "nxapi"), ("nxos_ssh", "nxos-ssh"), ("cisco_nxos", "nxos-ssh")),
     structured=_structured,
     files=_files,
     session=_session,
