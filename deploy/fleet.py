@@ -57,6 +57,9 @@ class DeviceResult:
     seconds: float = 0.0
     cleaned: list[str] = field(default_factory=list)  # leftovers of earlier runs removed from the device
     library_said: list[str] = field(default_factory=list)  # what the device libraries logged meanwhile
+    # A staged replace: the running config's blocks outside the candidate it keeps (device-local) and removes
+    kept: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -193,6 +196,9 @@ class Fleet:
             item.before = session.normalized(session.backup())
         session.load(item.target.candidate, replace=self.replace)
         item.result.diff = session.diff()
+        preview = session.replace_preview() if self.replace else None
+        if preview is not None:
+            item.result.kept, item.result.dropped = preview.carried, preview.removed
         item.result.status = Status.PENDING if item.result.diff else Status.UNCHANGED
         self.progress(item.target.name, "staged")
 

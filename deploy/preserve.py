@@ -123,10 +123,32 @@ def replace_preview(prefixes: tuple[str, ...], running: str, candidate: str) -> 
 
     >>> running = "username admin secret 5 x\\nntp server 192.0.2.9\\nvlan 99\\n   name old\\nend\\n"
     >>> replace_preview(("username ", "ntp "), running, "ntp server 192.0.2.1\\nend\\n")
-    ReplacePreview(carried=('username admin secret 5 x',), removed=('ntp server 192.0.2.9', 'vlan 99'))
+    ReplacePreview(carried=('username admin secret ***',), removed=('ntp server 192.0.2.9', 'vlan 99'))
     """
     carried, removed = _carried(prefixes, running, candidate)
-    return ReplacePreview(tuple(lines[0].strip() for lines in carried), tuple(removed))
+    return ReplacePreview(tuple(redacted(lines[0].strip()) for lines in carried), tuple(map(redacted, removed)))
+
+
+# Words after which a config line holds a credential (EOS and NX-OS `username ... secret|password`, AAA `key`,
+# SNMP `community`): what follows them is never printed.
+SECRET_WORDS = frozenset({"secret", "password", "key", "community", "auth", "priv", "localizedkey"})
+
+
+def redacted(header: str) -> str:
+    """A block's header as printable: cut after the first word that introduces a credential.
+
+    >>> redacted("username admin privilege 15 role network-admin secret sha512 $6$salt$hash")
+    'username admin privilege 15 role network-admin secret ***'
+    >>> redacted("tacacs-server key 7 070C285F4D06")
+    'tacacs-server key ***'
+    >>> redacted("interface Management1")
+    'interface Management1'
+    """
+    words = header.split()
+    for i, word in enumerate(words):
+        if word.lower() in SECRET_WORDS and i + 1 < len(words):
+            return " ".join([*words[: i + 1], "***"])
+    return header
 
 
 Tree = dict[str, Any]

@@ -15,6 +15,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from rocefab.deploy.inventory import Access
+from rocefab.deploy.preserve import ReplacePreview
 
 if TYPE_CHECKING:
     from rocefab.deploy.verify.observation import Observation, PortCounters
@@ -112,6 +113,11 @@ class DeviceSession(ABC):
     @abstractmethod
     def diff(self) -> str:
         """What committing the staged candidate would change; empty when nothing."""
+
+    def replace_preview(self) -> ReplacePreview | None:
+        """After a replace was staged: the running config's blocks outside the candidate that the replace
+        keeps (device-local) and those it removes. None where the platform stages no replace (hosts)."""
+        return None
 
     @abstractmethod
     def commit(self, confirm_seconds: int | None = None) -> None:

@@ -167,6 +167,7 @@ def dry_run(intent: Path, inventory_path: Path, concurrency: int, only: str | No
         report.print_json("diff", results, code, run_id=run_id)
     else:
         report.print_diffs(results)
+        report.print_replace_previews(results)
         report.print_table(results, "dry run: staged, diffed and discarded - nothing was changed")
     raise typer.Exit(code)
 
@@ -187,6 +188,7 @@ def _confirmed(targets: Sequence[Target], clear_stale: bool, concurrency: int, m
     if shown.as_json:
         err.print(report.summary(results), markup=False)
     else:
+        report.print_replace_previews(results)
         report.print_table(results, "what apply would change (rocefab diff shows the lines)")
     code = outcome(results)
     if code != EXIT_OK:

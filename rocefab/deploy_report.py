@@ -62,6 +62,26 @@ def print_table(results: Sequence[DeviceResult], title: str) -> None:
     out.print(summary(results))
 
 
+def print_replace_previews(results: Sequence[DeviceResult], shown: int = 8) -> None:
+    """Per device, what a replace does to the running config outside rocefab's candidate: the device-local
+    blocks it keeps (accounts, management access, AAA keys) and the blocks it removes (rocefab owns the rest).
+    Only for devices the replace changes: on the others it does nothing."""
+    for r in results:
+        if r.status is not Status.PENDING:
+            continue
+        if r.dropped:
+            out.print(f"{r.name}: the replace removes {len(r.dropped)} running block(s) the intent does not have: "
+                      f"{_first(r.dropped, shown)}", markup=False, soft_wrap=True)
+        if r.kept:
+            out.print(f"{r.name}: the replace keeps {len(r.kept)} device-local block(s): {_first(r.kept, shown)}",
+                      markup=False, soft_wrap=True)
+
+
+def _first(items: Sequence[str], shown: int) -> str:
+    text = "; ".join(items[:shown])
+    return text + (f"; and {len(items) - shown} more (--json lists all)" if len(items) > shown else "")
+
+
 def print_cleaned(results: Sequence[DeviceResult]) -> None:
     for r in results:
         for note in r.cleaned:
@@ -94,7 +114,8 @@ def device_json(r: DeviceResult) -> dict[str, Any]:
     lines = unified.counts(r.diff)
     return {"name": r.name, "kind": r.kind, "status": r.status.name.lower(), "status_text": r.status.value,
             "added": lines.added, "removed": lines.removed, "diff": r.diff.splitlines(), "error": r.error,
-            "seconds": round(r.seconds, 3), "cleaned": r.cleaned, "library_said": r.library_said}
+            "seconds": round(r.seconds, 3), "cleaned": r.cleaned, "library_said": r.library_said,
+            "replace_keeps": list(r.kept), "replace_removes": list(r.dropped)}
 
 
 def print_json(command: str, results: Sequence[DeviceResult], exit_code: int, **extra: Any) -> None:

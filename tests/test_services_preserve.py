@@ -75,8 +75,9 @@ def test_rendered_services_replace_the_devices_own_but_keep_its_secrets() -> Non
 
 def test_the_preview_names_what_is_kept_and_what_goes() -> None:
     assert replace_preview(EOS_PRESERVED, EOS_RUNNING, CANDIDATE_WITH) == ReplacePreview(
-        carried=("username admin privilege 15 role network-admin secret sha512 $6$abc",
-                 "snmp-server community s3cret ro", "tacacs-server key 7 070C285F4D06"),
+        # the headers are shown without their credentials: a dry run prints them
+        carried=("username admin privilege 15 role network-admin secret ***", "snmp-server community ***",
+                 "tacacs-server key ***"),
         removed=("ntp server vrf MGMT 192.0.2.99 iburst", "logging vrf MGMT host 192.0.2.98",
                  "snmp-server location old-row", "tacacs-server host 192.0.2.97 vrf MGMT", "vlan 999"))
     # the candidate's own `banner motd` replaces the device's: a block both have is in neither list
@@ -120,7 +121,11 @@ def test_cumulus_preview_follows_the_sessions_own_merge() -> None:
     without = {"system": {"hostname": "cl-a"}, "interface": {"swp1": {}}}
     assert nvue_replace_preview(applied, without, carry_device_local) == ReplacePreview(
         carried=("system aaa", "service", "interface eth0"), removed=("system message", "interface swp9"))
-    # With NTP or DNS rendered the candidate has a `service` tree, and today's merge carries `service` only whole:
-    # the device's SNMP community would go. The preview shows it before a replace does it.
+    # With NTP rendered the candidate has a `service` tree of its own: the device's NTP gives way to it, while
+    # its SNMP server (communities and all), which the intent does not render, is carried.
     with_services = {**without, "service": {"ntp": {"mgmt": {"server": {"192.0.2.123": {"iburst": "on"}}}}}}
-    assert "service snmp-server" in nvue_replace_preview(applied, with_services, carry_device_local).removed
+    merged = carry_device_local(applied, with_services)
+    assert merged["service"] == {"ntp": with_services["service"]["ntp"],
+                                 "snmp-server": applied["service"]["snmp-server"]}
+    preview = nvue_replace_preview(applied, with_services, carry_device_local)
+    assert "service snmp-server" in preview.carried and "service snmp-server" not in preview.removed

@@ -11,11 +11,13 @@ from __future__ import annotations
 import contextlib
 import re
 import shlex
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import yaml
 
 from rocefab.deploy import unified
+from rocefab.deploy.preserve import ReplacePreview, nvue_replace_preview
 from rocefab.deploy.session import DeployError
 from rocefab.deploy.ssh import Result, SshDeviceSession
 from rocefab.models.loader import load_yaml12
@@ -42,26 +44,34 @@ def _set_tree(document: Any) -> dict[str, Any]:
     return tree
 
 
+def device_local_paths(applied: dict[str, Any], candidate: dict[str, Any]) -> list[tuple[str, str]]:
+    """The applied config's (section, key) pairs a replace with `candidate` keeps: accounts, management
+    access and addressing, and each service the candidate does not render on its own (so rendering NTP
+    replaces the device's NTP but leaves its SNMP server, communities included)."""
+    paths = [("system", key) for key in PRESERVED_SYSTEM_KEYS
+             if key in applied.get("system", {}) and key not in candidate.get("system", {})]
+    paths += [("service", name) for name in applied.get("service", {}) if name not in candidate.get("service", {})]
+    for section, key in (("interface", "eth0"), ("vrf", "mgmt")):
+        if key in applied.get(section, {}) and key not in candidate.get(section, {}):
+            paths.append((section, key))
+    return paths
+
+
 def carry_device_local(applied: dict[str, Any], candidate: dict[str, Any]) -> dict[str, Any]:
     """The candidate with the applied config's accounts, management access and services carried over."""
     merged = dict(candidate)
-    system = dict(merged.get("system", {}))
-    for key in PRESERVED_SYSTEM_KEYS:
-        if key in applied.get("system", {}) and key not in system:
-            system[key] = applied["system"][key]
-    if system:
-        merged["system"] = system
-    if "service" in applied and "service" not in merged:
-        merged["service"] = applied["service"]
-    interfaces = dict(merged.get("interface", {}))
-    if "eth0" in applied.get("interface", {}) and "eth0" not in interfaces:
-        interfaces["eth0"] = applied["interface"]["eth0"]
-        merged["interface"] = interfaces
-    vrfs = dict(merged.get("vrf", {}))
-    if "mgmt" in applied.get("vrf", {}) and "mgmt" not in vrfs:
-        vrfs["mgmt"] = applied["vrf"]["mgmt"]
-        merged["vrf"] = vrfs
+    for section, key in device_local_paths(applied, candidate):
+        merged[section] = {**merged.get(section, {}), key: applied[section][key]}
     return merged
+
+
+def without_paths(tree: dict[str, Any], paths: Iterable[tuple[str, str]]) -> dict[str, Any]:
+    """`tree` without the (section, key) subtrees `paths` names."""
+    trimmed = dict(tree)
+    for section, key in paths:
+        if isinstance(trimmed.get(section), dict) and key in trimmed[section]:
+            trimmed[section] = {k: v for k, v in trimmed[section].items() if k != key}
+    return trimmed
 
 
 def breakout_only(applied: dict[str, Any], candidate: dict[str, Any]) -> dict[str, Any]:
@@ -133,6 +143,8 @@ def _dump(tree: dict[str, Any]) -> str:
 
 
 class CumulusSession(SshDeviceSession):
+    _preview: ReplacePreview | None = None  # of the replace staged last
+    _local: tuple[tuple[str, str], ...] = ()  # the device-local paths of the last load
     commit_confirm: ClassVar[bool] = True
     can_rollback: ClassVar[bool] = True
 
@@ -207,11 +219,18 @@ class CumulusSession(SshDeviceSession):
         if not tree:
             raise DeployError(self.name, "the candidate is not an NVUE `- set:` document")
         applied = self._applied()
+        self._preview = nvue_replace_preview(applied, tree, carry_device_local) if replace else None
+        # The device-local parts are the same before and after; the diff leaves them out, hashes and
+        # communities with them.
+        self._local = tuple(device_local_paths(applied, tree))
         if replace:
             tree = carry_device_local(applied, tree)
         self._candidate, self._previous = tree, applied
         self.ssh.upload(_dump(tree), self._candidate_file, mode=0o600)
         self._nv("config", "replace" if replace else "patch", self._candidate_file)
+
+    def replace_preview(self) -> ReplacePreview | None:
+        return self._preview
 
     def diff(self) -> str:
         """NVUE's own diff decides whether anything changes; it is shown as the applied and the pending
@@ -219,9 +238,10 @@ class CumulusSession(SshDeviceSession):
         (NVUE's `nv set`/`nv unset` commands say what to run, not what was there)."""
         if not self._nv("config", "diff", "-o", "commands").stdout.strip():
             return ""
-        applied = set_lines(self._previous if self._previous is not None else self._applied())
-        pending = set_lines(_set_tree(load_yaml12(self._nv("config", "show", "-r", "pending", "-o", "yaml").stdout)))
-        return unified.from_lines(self.name, applied, pending)
+        applied = self._previous if self._previous is not None else self._applied()
+        pending = _set_tree(load_yaml12(self._nv("config", "show", "-r", "pending", "-o", "yaml").stdout))
+        return unified.from_lines(self.name, set_lines(without_paths(applied, self._local)),
+                                  set_lines(without_paths(pending, self._local)))
 
     def commit(self, confirm_seconds: int | None = None) -> None:
         if self._candidate is None or self._previous is None:

@@ -19,7 +19,7 @@ from napalm.base.exceptions import (
 )
 
 from rocefab.deploy import unified
-from rocefab.deploy.preserve import carry_preserved, without_preserved
+from rocefab.deploy.preserve import ReplacePreview, carry_preserved, replace_preview, without_preserved
 from rocefab.deploy.session import DeployError, DeviceSession, describe
 from rocefab.platforms.eos import PRESERVED
 
@@ -41,6 +41,7 @@ class EosSession(DeviceSession):
     # pending, every new one is refused. Off by default: someone else may be mid-change.
     clear_stale_sessions: ClassVar[bool] = False
     _timer_pending = False  # this session's commit waits for its confirm
+    _preview: ReplacePreview | None = None  # of the replace staged last
 
     def _tls_context(self) -> ssl.SSLContext:
         a = self.access
@@ -113,8 +114,9 @@ class EosSession(DeviceSession):
         try:
             self._name_session()
             if replace:
-                config = carry_preserved(PRESERVED, self.running_config(), candidate)
-                self._device.load_replace_candidate(config=config)
+                running = self.running_config()
+                self._preview = replace_preview(PRESERVED, running, candidate)
+                self._device.load_replace_candidate(config=carry_preserved(PRESERVED, running, candidate))
             else:
                 self._device.load_merge_candidate(config=candidate)
         except SessionLockedException as exc:
@@ -126,6 +128,9 @@ class EosSession(DeviceSession):
             raise DeployError(self.name, f"candidate refused: {describe(exc)}") from None
         except _CONNECT_ERRORS as exc:
             raise self._fail("staging the candidate", exc) from None
+
+    def replace_preview(self) -> ReplacePreview | None:
+        return self._preview
 
     def running_config(self) -> str:
         try:

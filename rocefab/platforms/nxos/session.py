@@ -28,7 +28,7 @@ from paramiko.ssh_exception import SSHException
 from rocefab.deploy import unified
 from rocefab.deploy.indented_diff import aligned_lines
 from rocefab.deploy.inventory import Transport
-from rocefab.deploy.preserve import carry_preserved, without_preserved
+from rocefab.deploy.preserve import ReplacePreview, carry_preserved, replace_preview, without_preserved
 from rocefab.deploy.session import DeployError, DeviceSession, describe
 from rocefab.platforms.nxos import PRESERVED
 
@@ -48,6 +48,7 @@ KEPT_THROUGH_REPLACE = ("version ",)
 
 
 class NxosSession(DeviceSession):
+    _preview: ReplacePreview | None = None  # of the replace staged last
     _settled = True  # no commit of this session awaits confirm or rollback
     _checkpointed = False  # this session committed or rolled back, so this run's checkpoint file exists
     _staged: tuple[str, str, bool] | None = None  # (running config, candidate as sent, replace) of the last load
@@ -118,6 +119,9 @@ class NxosSession(DeviceSession):
             raise self._fail("cleaning up earlier runs' files", exc) from None
         return [f"removed bootflash:{name}, left by an earlier run" for name in stale]
 
+    def replace_preview(self) -> ReplacePreview | None:
+        return self._preview
+
     def running_config(self) -> str:
         return str(self._device.get_config(retrieve="running")["running"])
 
@@ -128,6 +132,7 @@ class NxosSession(DeviceSession):
         try:
             running = self.running_config()
             config = carry_preserved(PRESERVED, running, candidate) if replace else candidate
+            self._preview = replace_preview(PRESERVED, running, candidate) if replace else None
             if replace:
                 self._device.load_replace_candidate(config=config)
             else:
