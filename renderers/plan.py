@@ -6,7 +6,6 @@ to JSON (`rocefab plan --json`) so operators and other tools can consume the sam
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -363,8 +362,4 @@ class FabricPlan:
 
 
 def plan_to_json(plan: FabricPlan) -> str:
-    # A plan without services prints as it did before the section existed.
-    fields = {f.name: getattr(plan, f.name) for f in dataclasses.fields(plan)}
-    if plan.services is None:
-        del fields["services"]
-    return dumps_outline(fields)
+    return dumps_outline(plan)
