@@ -19,7 +19,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -144,8 +144,12 @@ def _library_logs_to_devices() -> Iterator[None]:
 class Fleet:
     def __init__(self, targets: Sequence[Target], sessions: SessionFactory, concurrency: int = 16,
                  progress: Progress = _noop, replace: bool = True, run_id: str | None = None,
-                 clean_leftovers: bool = False, gate: Gate | None = None, settle_s: float = 60.0) -> None:
+                 clean_leftovers: bool = False, gate: Gate | None = None, settle_s: float = 60.0,
+                 reviewed: Mapping[str, str] | None = None) -> None:
         self.targets = list(targets)
+        # The diffs a person approved (apply's question): a device whose staged diff is no longer the one
+        # approved (someone changed it meanwhile) is not committed, and its wave stops.
+        self.reviewed = reviewed
         # After a commit, inside its revert window: the device read and checked against the plan
         # (deploy/verify/gate.py); what fails rolls the wave back. It is asked again for up to `settle_s` while
         # BGP sessions and links come up after the commit.
@@ -290,6 +294,13 @@ class Fleet:
     def _apply_wave(self, live: list[_Live], confirm_seconds: int | None,
                     settled: frozenset[str] = frozenset()) -> bool:
         self._each(live, lambda item: self._stage(item, for_commit=True))
+        if self.reviewed is not None:
+            for item in live:
+                staged = item.result.status in (Status.PENDING, Status.UNCHANGED)
+                if staged and item.result.diff != self.reviewed.get(item.target.name, ""):
+                    item.result.status = Status.FAILED
+                    item.result.error = ("changed since it was reviewed: what it would change now is not what was "
+                                         "approved; nothing was committed (review again)")
         if any(i.result.status in (Status.FAILED, Status.UNKNOWN) for i in live):
             self._each([i for i in live if i.session is not None], _discard)
             for item in live:

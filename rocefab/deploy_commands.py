@@ -70,7 +70,8 @@ def apply(
     allow_edited: EditedOpt = False,
 ) -> None:
     """Push the intent: on a terminal, first show what each device would change and ask (`--yes` skips the
-    question; without a terminal it is required); back up every switch, then canary, then the rest; commit
+    question; without a terminal it is required; a device whose diff changes after the question is not
+    committed); back up every switch, then canary, then the rest; commit
     with a revert window, check that each device runs the candidate and passes verify's checks (across links
     only towards devices of this run already done), confirm; on a failure roll the wave back (and read each
     device back) and stop.

@@ -222,8 +222,10 @@ def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, bac
     switches = [t for t in targets if unit(t.access.kind).session().has_backup]
     hosts = [t for t in targets if not unit(t.access.kind).session().has_backup]
     with _locked(inventory, "apply", run_id, force_unlock):
+        approved: dict[str, str] | None = None
         if not yes:
             go, reviewed = _confirmed(targets, clear_stale, concurrency, merge, run_id, shown)
+            approved = {r.name: r.diff for r in reviewed}
             if not go:
                 if shown.as_json:
                     report.print_json("apply", reviewed, EXIT_OK, run_id=run_id, waves=waves, backup=None)
@@ -243,7 +245,7 @@ def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, bac
             # the gate waits for sessions to settle up to a quarter of the revert window (a minute at most)
             fleet = Fleet(targets, sessions, concurrency, replace=not merge, run_id=run_id,
                           gate=plan_gate(plan) if verify else None,
-                          settle_s=min(60.0, confirm_s / 4) if confirm_s else 60.0)
+                          settle_s=min(60.0, confirm_s / 4) if confirm_s else 60.0, reviewed=approved)
             results = _run(progress, fleet).apply(waves, confirm_s or None)
     code = outcome(results)
     if any(r.status in (Status.FAILED, Status.UNKNOWN) for r in results):

@@ -65,15 +65,16 @@ def print_table(results: Sequence[DeviceResult], title: str) -> None:
 def print_replace_previews(results: Sequence[DeviceResult], shown: int = 8) -> None:
     """Per device, what a replace does to the running config outside rocefab's candidate: the device-local
     blocks it keeps (accounts, management access, AAA keys) and the blocks it removes (rocefab owns the rest).
-    Only for devices the replace changes: on the others it does nothing."""
+    Only for devices the replace changes: on the others it does nothing. On stderr, with the other notes:
+    stdout stays one patch and the table."""
     for r in results:
         if r.status is not Status.PENDING:
             continue
         if r.dropped:
-            out.print(f"{r.name}: the replace removes {len(r.dropped)} running block(s) the intent does not have: "
+            err.print(f"{r.name}: the replace removes {len(r.dropped)} running block(s) the intent does not have: "
                       f"{_first(r.dropped, shown)}", markup=False, soft_wrap=True)
         if r.kept:
-            out.print(f"{r.name}: the replace keeps {len(r.kept)} device-local block(s): {_first(r.kept, shown)}",
+            err.print(f"{r.name}: the replace keeps {len(r.kept)} device-local block(s): {_first(r.kept, shown)}",
                       markup=False, soft_wrap=True)
 
 

@@ -83,6 +83,13 @@ def test_whole_path(lab: Path, tmp_path: Path) -> None:
 
     after = rocefab("diff", INTENT, "-i", inventory, "--exit-code")
     assert after.returncode == 0 and _status_counts(after.stdout) == "7 unchanged"
+    # the intent's ETS weights changed: the switches would change, and --exit-code says so
+    reweighted = tmp_path / "lab.yaml"
+    reweighted.write_text(INTENT.read_text() + "qos:\n  ets:\n    roce_percent: 60\n    default_percent: 40\n")
+    pending = rocefab("diff", reweighted, "-i", inventory, "--exit-code", "--only", "leaf1-a,spine1")
+    assert pending.returncode == 1 and _status_counts(pending.stdout) == "2 would change", pending.stdout
+    assert "+      bandwidth percent 60" in pending.stdout.splitlines(), pending.stdout
+    assert "+nv set qos egress-scheduler default-global traffic-class 3 bw-percent 60" in pending.stdout.splitlines()
 
     nccl = lab / "hosts" / "gpu001" / "etc" / "nccl.conf"
     written = nccl.read_text()

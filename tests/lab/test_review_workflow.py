@@ -15,7 +15,7 @@ import subprocess
 import sys
 import termios
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -34,8 +34,10 @@ def rocefab(*args: str | Path) -> subprocess.CompletedProcess[str]:
                           check=False, timeout=240, env={**os.environ, "COLUMNS": "200"})
 
 
-def on_terminal(*args: str | Path, answer: str | None = None) -> tuple[int, str]:
-    """Run rocefab with a terminal as stdin, stdout and stderr; type `answer` at the first [y/N] question."""
+def on_terminal(*args: str | Path, answer: str | None = None,
+                before_answer: Callable[[], None] | None = None) -> tuple[int, str]:
+    """Run rocefab with a terminal as stdin, stdout and stderr; type `answer` at the first [y/N] question (after
+    `before_answer`, which may change a device meanwhile)."""
     controller, terminal = pty.openpty()
     fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 60, 200, 0, 0))
     process = subprocess.Popen([sys.executable, "-m", "rocefab", *map(str, args)], stdin=terminal, stdout=terminal,
@@ -56,6 +58,8 @@ def on_terminal(*args: str | Path, answer: str | None = None) -> tuple[int, str]
                 break
             seen += data
             if answer is not None and not answered and b"[y/N]" in seen:
+                if before_answer is not None:
+                    before_answer()
                 os.write(controller, answer.encode() + b"\n")
                 answered = True
         code = process.wait(timeout=30)
@@ -79,6 +83,24 @@ def asks_and_takes_no_for_an_answer(inventory: Path, backups: Path) -> None:
     assert "what apply would change" in text and "Apply these changes to 2 devices? [y/N]" in text
     assert "not applied: nothing was changed" in text
     assert not backups.exists(), "no backup before the answer"
+    assert rocefab("diff", INTENT, "-i", inventory, "--only", PAIR, "--exit-code").returncode == 1
+
+
+def a_device_changed_after_the_review_is_not_committed(inventory: Path, backups: Path) -> None:
+    """Someone changes leaf1-a at its CLI while the question is on the screen: what apply would commit is no longer
+    what was approved, so nothing of the wave is committed."""
+
+    def by_hand() -> None:
+        access = load_inventory(inventory).access("leaf1-a", "eos", PasswordSource(interactive=False))
+        with EosSession(access) as session:
+            session.load("interface Ethernet1/1\n   description changed-by-hand\n", replace=False)
+            session.commit()
+
+    code, text = on_terminal("apply", INTENT, "-i", inventory, "--only", PAIR, "--backup-dir",
+                             backups.parent / "changed-backups", "--confirm", "0", answer="y", before_answer=by_hand)
+    assert code == 1, text
+    assert "changed since it was reviewed" in text, text
+    assert re.search(r"│ committed\s*│", text) is None, "nothing of the wave may be committed"
     assert rocefab("diff", INTENT, "-i", inventory, "--only", PAIR, "--exit-code").returncode == 1
 
 
@@ -133,6 +155,8 @@ def rendered_folder_is_checked_then_pushed_as_reviewed(inventory: Path, tmp_path
 def test_review_then_push(lab: Path, tmp_path: Path, subtests: pytest.Subtests) -> None:
     inventory, backups = lab / "inventory.yaml", tmp_path / "backups"
     steps = [("asks, no changes nothing", lambda: asks_and_takes_no_for_an_answer(inventory, backups)),
+             ("changed after the review: not committed",
+              lambda: a_device_changed_after_the_review_is_not_committed(inventory, backups)),
              ("yes applies, then nothing to ask", lambda: yes_applies_then_nothing_is_asked(inventory, backups)),
              ("--rendered", lambda: rendered_folder_is_checked_then_pushed_as_reviewed(inventory, tmp_path))]
     for name, step in steps:

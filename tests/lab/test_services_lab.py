@@ -37,8 +37,8 @@ def test_services_apply_on_the_lab_and_leave_no_diff(tmp_path: Path) -> None:
             assert f"\n{line}\n" in dry.stdout, line
         # what the replace keeps of each switch, its credentials not shown
         assert "leaf1-a: the replace keeps 2 device-local block(s): username admin privilege 15 role network-admin " \
-               "secret ***; interface Management1" in dry.stdout, dry.stdout
-        assert "spine1: the replace keeps 1 device-local block(s): system aaa" in dry.stdout
+               "secret ***; interface Management1" in dry.stderr, dry.stderr
+        assert "spine1: the replace keeps 1 device-local block(s): system aaa" in dry.stderr
         assert "$6$" not in dry.stdout + dry.stderr, "a password hash reached the output"
         applied = rocefab("apply", intent, "-i", inventory, "--yes", "--confirm", "120")
         assert applied.returncode == 0, applied.stdout + applied.stderr
