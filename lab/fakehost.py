@@ -4,8 +4,9 @@
 see hoststubs/_state.py, and the PCIe hardware below the netdevs, see hoststubs/_hardware.py), `<root>/proc` (the
 kernel command line and loaded modules), an empty `<root>/etc` and `<root>/usr/local/sbin`. `edit_hardware` changes
 the hardware behind a script's back (a downgraded PCIe link, ACS left on, a small BAR1). `host_env` is the environment
-a script needs to run against it with the stubs in hoststubs/ first on PATH; `run_script` runs one; `stub` runs one stub
-command, to change the host behind a script's back; `snapshot` captures every file, folder and symlink for
+a script needs to run against it with the stubs first on PATH (`stub_dir`: the stub server's clients, see
+stubserver.py, or hoststubs/ itself); `run_script` runs one; `stub` runs one stub command, to change the host behind
+a script's back; `check_stubs` raises if the stub server failed; `snapshot` captures every file, folder and symlink for
 before/after comparisons.
 
 The stubs refuse to run unless ROCEFAB_SYSFS_ROOT points at a fake host, so a script run this way can only change
@@ -21,6 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from rocefab.lab import stubserver
 
 STUBS = Path(__file__).resolve().parent / "hoststubs"
 TOOLS = ("ip", "ethtool", "mlnx_qos", "cma_roce_tos", "cma_roce_mode", "lspci", "nvidia-smi", "rdma", "ofed_info")
@@ -132,10 +135,23 @@ def edit_hardware(root: Path, change: Callable[[dict[str, Any]], None]) -> None:
     host.commit()
 
 
-def host_env(root: Path, path: str = f"{STUBS}:{SYSTEM_PATH}", env: Mapping[str, str] | None = None
-             ) -> dict[str, str]:
-    """A clean environment (nothing inherited) that points the stubs and the rendered scripts at the fake host."""
-    return {"PATH": path, "LC_ALL": "C", "ROCEFAB_SYSFS_ROOT": str(root / "sys"),
+def stub_dir() -> Path:
+    """The folder of the stub executables a script finds on PATH: the stub server's clients while it is enabled
+    (stubserver.py), else hoststubs/ (every call a standalone Python stub)."""
+    return stubserver.shared(STUBS, TOOLS).bin if stubserver.enabled() else STUBS
+
+
+def check_stubs() -> None:
+    """Raise `stubserver.StubServerError` if the stub server failed: then tool calls may not have run, whatever a
+    script printed about them."""
+    if stubserver.enabled():
+        stubserver.shared(STUBS, TOOLS).check()
+
+
+def host_env(root: Path, path: str | None = None, env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A clean environment (nothing inherited) that points the stubs and the rendered scripts at the fake host;
+    PATH is `path`, by default the stubs' folder (`stub_dir`) and then /usr/bin:/bin."""
+    return {"PATH": path or f"{stub_dir()}:{SYSTEM_PATH}", "LC_ALL": "C", "ROCEFAB_SYSFS_ROOT": str(root / "sys"),
             "ROCEFAB_ETC_ROOT": str(root / "etc"), "ROCEFAB_SBIN_ROOT": str(root / "usr" / "local" / "sbin"),
             "ROCEFAB_PROC_ROOT": str(root / "proc"),
             **(env or {})}
@@ -143,9 +159,13 @@ def host_env(root: Path, path: str = f"{STUBS}:{SYSTEM_PATH}", env: Mapping[str,
 
 def run_script(script: Path, root: Path, *args: str, env: Mapping[str, str] | None = None,
                stubs: Path = STUBS) -> subprocess.CompletedProcess[str]:
-    """`bash script args` against the fake host."""
-    return subprocess.run(["/bin/bash", str(script), *args], env=host_env(root, f"{stubs}:{SYSTEM_PATH}", env),
-                          capture_output=True, text=True, timeout=60, check=False)
+    """`bash script args` against the fake host; `stubs` (another folder of stubs, e.g. one lacking a tool) runs
+    them standalone."""
+    folder = stub_dir() if stubs == STUBS else stubs
+    result = subprocess.run(["/bin/bash", str(script), *args], env=host_env(root, f"{folder}:{SYSTEM_PATH}", env),
+                            capture_output=True, text=True, timeout=60, check=False)
+    check_stubs()
+    return result
 
 
 def stub(root: Path, tool: str, *args: str, env: Mapping[str, str] | None = None,
@@ -153,8 +173,9 @@ def stub(root: Path, tool: str, *args: str, env: Mapping[str, str] | None = None
     """One stub command against the fake host, e.g. stub(root, "ip", "link", "set", "dev", "bond0", "down")."""
     if tool not in TOOLS:
         raise ValueError(f"{tool} is not a host stub")
-    result = subprocess.run([str(STUBS / tool), *args], env=host_env(root, env=env),
+    result = subprocess.run([str(stub_dir() / tool), *args], env=host_env(root, env=env),
                             capture_output=True, text=True, timeout=30, check=False)
+    check_stubs()
     if check and result.returncode != 0:
         raise AssertionError(f"{tool} {' '.join(args)}: exit {result.returncode}\n{result.stderr}")
     return result
