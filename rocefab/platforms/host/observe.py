@@ -19,19 +19,24 @@ from rocefab.deploy.verify.observation import HostNetdev, HostObservation, RdmaD
 MARK = "@@rocefab"
 _SCRIPT = r"""
 S="${ROCEFAB_SYSFS_ROOT:-/sys}"; E="${ROCEFAB_ETC_ROOT:-/etc}"
+# rd FILE: a one-line attribute in REPLY as $(cat FILE) gives it, without a process (a fork and exec of cat per
+# attribute, some 60 per host, were most of this script's time); empty, status 1, when it cannot be read
+rd() { REPLY=""; IFS= read -r REPLY <"$1" || [[ -n $REPLY ]]; } 2>/dev/null
 for nd in __NETDEVS__; do
   d="$S/class/net/$nd"
   echo "@@rocefab netdev $nd"
   [[ -d $d ]] || { echo "missing"; continue; }
-  printf 'operstate\t%s\nmtu\t%s\nspeed\t%s\n' "$(cat "$d/operstate" 2>/dev/null)" "$(cat "$d/mtu" 2>/dev/null)" \
-    "$(cat "$d/speed" 2>/dev/null)"
+  for a in operstate mtu speed; do
+    rd "$d/$a"; printf '%s\t%s\n' "$a" "$REPLY"
+  done
   if [[ -d $d/bonding ]]; then
-    printf 'slaves\t%s\nmii\t%s\n' "$(cat "$d/bonding/slaves" 2>/dev/null)" "$(cat "$d/bonding/mii_status" 2>/dev/null)"
+    rd "$d/bonding/slaves"; printf 'slaves\t%s\n' "$REPLY"
+    rd "$d/bonding/mii_status"; printf 'mii\t%s\n' "$REPLY"
   fi
   if [[ -d $d/ecn ]]; then
     for p in 0 1 2 3 4 5 6 7; do
-      printf 'ecn\t%s\t%s\t%s\n' "$p" "$(cat "$d/ecn/roce_np/enable/$p" 2>/dev/null)" \
-        "$(cat "$d/ecn/roce_rp/enable/$p" 2>/dev/null)"
+      rd "$d/ecn/roce_np/enable/$p"; np=$REPLY
+      rd "$d/ecn/roce_rp/enable/$p"; printf 'ecn\t%s\t%s\t%s\n' "$p" "$np" "$REPLY"
     done
     echo "@@rocefab qos $nd"; mlnx_qos -i "$nd" 2>&1 || true
     echo "@@rocefab pause $nd"; ethtool -a "$nd" 2>&1 || true
@@ -41,14 +46,17 @@ for dev in __RDMA__; do
   r="$S/class/infiniband/$dev"
   echo "@@rocefab rdma $dev"
   [[ -d $r ]] || { echo "missing"; continue; }
-  printf 'state\t%s\ntclass\t%s\n' "$(cat "$r/ports/1/state" 2>/dev/null)" "$(cat "$r/tc/1/traffic_class" 2>/dev/null)"
+  rd "$r/ports/1/state"; printf 'state\t%s\n' "$REPLY"
+  rd "$r/tc/1/traffic_class"; printf 'tclass\t%s\n' "$REPLY"
   for t in "$r"/ports/1/gid_attrs/types/*; do
     i=${t##*/}
-    type=$(cat "$t" 2>/dev/null) || continue
-    printf 'gid\t%s\t%s\t%s\t%s\n' "$i" "$(cat "$r/ports/1/gids/$i")" "$type" \
-      "$(cat "$r/ports/1/gid_attrs/ndevs/$i" 2>/dev/null)"
+    rd "$t" || continue  # an empty entry: its type cannot be read
+    type=$REPLY
+    rd "$r/ports/1/gids/$i"; gid=$REPLY
+    rd "$r/ports/1/gid_attrs/ndevs/$i"; printf 'gid\t%s\t%s\t%s\t%s\n' "$i" "$gid" "$type" "$REPLY"
   done
-  printf 'tos\t%s\n' "$(cma_roce_tos -d "$dev" -p 1 2>/dev/null | tail -n 1)"
+  tos=$(cma_roce_tos -d "$dev" -p 1 2>/dev/null)
+  printf 'tos\t%s\n' "${tos##*$'\n'}"  # its last line
 done
 echo "@@rocefab nccl"
 cat "$E/nccl.conf" 2>/dev/null || echo "@@rocefab absent"
