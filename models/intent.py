@@ -19,13 +19,14 @@ from pydantic import (
     StrictInt,
     StringConstraints,
     Tag,
-    field_validator,
     model_validator,
 )
 
 from rocefab.models.base import IntentModel
+from rocefab.models.hosts_intent import Hosts
 from rocefab.models.media import REACH_M, Medium
 from rocefab.models.operations import Acceptance, Monitoring
+from rocefab.models.qos_intent import Qos
 from rocefab.models.services import Services
 from rocefab.models.types import (
     DeviceName,
@@ -34,12 +35,7 @@ from rocefab.models.types import (
     Ipv4Network,
     ModelName,
     NameFormat,
-    NcclIfname,
-    NcclValue,
-    NcclVariable,
-    NetdevName,
     PortName,
-    RdmaDeviceName,
     SpeedGbps,
     Text,
     VlanName,
@@ -47,8 +43,6 @@ from rocefab.models.types import (
 )
 from rocefab.platforms.spec import Multihoming
 
-Dscp = Annotated[StrictInt, Field(ge=0, le=63, description="DSCP code point, 0-63")]
-Priority = Annotated[StrictInt, Field(ge=0, le=7, description="802.1p / switch priority, 0-7")]
 Asn = Annotated[StrictInt, Field(ge=1, le=4_294_967_294, description="BGP autonomous system number (asplain)")]
 Cage = Annotated[StrictInt, Field(ge=1, le=1024, description="front-panel cage number, from 1")]
 
@@ -60,72 +54,6 @@ class FabricInfo(IntentModel):
 
 
 # --- QoS -----------------------------------------------------------------------------------------------
-
-
-class Marking(IntentModel):
-    dscp: Dscp = Field(description="DSCP code point the traffic class arrives with (hosts mark it)")
-    priority: Priority = Field(description="switch priority (and queue) the DSCP maps to")
-
-
-class PfcWatchdog(IntentModel):
-    enabled: StrictBool = Field(True, description="PFC watchdog on every lossless queue: a queue paused for too long "
-                                                 "stops honouring pause frames, so one stuck NIC cannot "
-                                                 "deadlock the fabric")
-    polling_interval_ms: StrictInt = Field(100, ge=10, le=1000, description="how often paused queues are polled")
-    robustness: StrictInt = Field(
-        3, ge=1, le=1000, description="polls a queue must stay paused before the watchdog acts"
-    )
-    recovery_ms: StrictInt = Field(1000, ge=100, le=60000, description="pause-free time before a queue is restored")
-
-
-class Pfc(IntentModel):
-    priorities: Annotated[tuple[Priority, ...], Distinct] | None = Field(
-        None, description="PFC (no-drop) priorities; default: exactly the RoCE priority"
-    )
-    watchdog: PfcWatchdog = Field(PfcWatchdog(), description="PFC watchdog (pause-storm protection) timers")
-    measured_headroom_bytes: StrictInt | None = Field(
-        None, ge=1, le=64 * 1024 * 1024,
-        description="PFC headroom per port from measured watermarks, replacing rocefab's estimate from cable "
-                    "length, speed and MTU (see `rocefab plan`) on every port")
-
-
-class Ecn(IntentModel):
-    """One marking profile for every switch, replacing the per-ASIC defaults (models/catalogue.py)."""
-
-    min_threshold_kbytes: StrictInt = Field(150, ge=1, description="queue depth where ECN marking starts")
-    max_threshold_kbytes: StrictInt = Field(1500, ge=1, description="queue depth where marking reaches its maximum")
-    max_mark_percent: StrictInt = Field(100, ge=1, le=100, description="marking probability at the max threshold")
-
-
-class Ets(IntentModel):
-    """Bandwidth shares of the DWRR queues; the CNP queue is strict priority and takes no share."""
-
-    roce_percent: StrictInt = Field(50, ge=1, le=100, description="guaranteed share of port bandwidth for the RoCE "
-                                                                   "(lossless) queue under congestion, in percent")
-    default_percent: StrictInt = Field(50, ge=0, le=100, description="guaranteed share for the default queue (all "
-                                                                      "other traffic), in percent")
-
-
-class Qos(IntentModel):
-    trust: Literal["dscp"] = Field(
-        "dscp", description="classification source; routed and untagged links carry no PCP, so DSCP"
-    )
-    roce: Marking = Field(Marking(dscp=26, priority=3), description="RoCEv2 data: its DSCP and the lossless priority "
-                                                                    "(PFC, ECN) it maps to; default DSCP 26 on 3")
-    cnp: Marking = Field(Marking(dscp=48, priority=6), description="DCQCN congestion notification packets: DSCP "
-                                                                   "and the strict-priority queue; default DSCP 48 "
-                                                                   "on 6")
-    dscp_map: dict[Dscp, Priority] = Field(
-        default_factory=dict, description="further DSCP -> priority entries (RoCE and CNP are implied)"
-    )
-    pfc: Pfc = Field(Pfc(), description="priority flow control: which priorities are lossless, watchdog, headroom")
-    ecn: Ecn | None = Field(None, description="ECN marking on the RoCE queue; unset, each switch takes its ASIC "
-                                              "family's published profile (Spectrum, Cisco Cloud Scale, Broadcom)")
-    ets: Ets = Field(Ets(), description="bandwidth shares (DWRR) of the RoCE and default queues")
-
-    @property
-    def lossless_priorities(self) -> tuple[int, ...]:
-        return tuple(sorted(self.pfc.priorities)) if self.pfc.priorities is not None else (self.roce.priority,)
 
 
 class Mtu(IntentModel):
@@ -315,62 +243,6 @@ class Clos(IntentModel):
 
 
 # --- hosts -----------------------------------------------------------------------------------------------
-
-
-class Bond(IntentModel):
-    """One dual-port NIC bonded with LACP: member 0 cables to leaf a, member 1 to leaf b of the host's pair."""
-
-    name: NetdevName = Field("bond0", description="Linux name of the bond interface the host script creates")
-    members: Annotated[tuple[NetdevName, NetdevName], Distinct] = Field(
-        description="the two ports of the NIC: the first cables to leaf a, the second to leaf b")
-    rdma_device: RdmaDeviceName = Field(description="RDMA device of the RoCE LAG, e.g. mlx5_bond_0")
-    speed_gbps: SpeedGbps = Field(description="speed of each member port")
-    vlan: StrictInt = Field(ge=1, le=4094, description="training VLAN the bond sits in")
-
-
-class Nccl(IntentModel):
-    socket_ifname: NcclIfname = Field(
-        description="bootstrap/out-of-band interface(s) for NCCL_SOCKET_IFNAME, matched exactly: rocefab writes "
-                    "NCCL's '=' form unless the value already starts with '=' or is an exclusion ('^...')")
-    gid_index: StrictInt | None = Field(
-        None, ge=0, le=255,
-        description="pin NCCL_IB_GID_INDEX; the host script then checks that index holds a RoCE v2 GID for the "
-                    "interface's IPv4 address. Unset (the default), NCCL picks the RoCE v2 IPv4 GID itself")
-    qps_per_connection: StrictInt = Field(4, ge=1, le=128, description="NCCL_IB_QPS_PER_CONNECTION (ECMP entropy)")
-    ib_timeout: StrictInt = Field(20, ge=1, le=31, description="NCCL_IB_TIMEOUT exponent")
-    ib_retry_cnt: StrictInt = Field(7, ge=0, le=7, description="NCCL_IB_RETRY_CNT")
-    extra_env: dict[NcclVariable, NcclValue] = Field(
-        default_factory=dict, description="further NCCL_* variables (printable ASCII values, one line each)")
-
-
-class Ethtool(IntentModel):
-    rx_ring: StrictInt = Field(8192, ge=64, le=8192, description="NIC receive ring entries (ethtool -G rx), a power "
-                                                                  "of two")
-    tx_ring: StrictInt = Field(8192, ge=64, le=8192, description="NIC transmit ring entries (ethtool -G tx), a power "
-                                                                  "of two")
-
-    @field_validator("rx_ring", "tx_ring")
-    @classmethod
-    def _power_of_two(cls, value: int) -> int:
-        if value & (value - 1):
-            raise ValueError(f"ring size must be a power of two (mlx5 rounds otherwise), got {value}")
-        return value
-
-
-class Nic(IntentModel):
-    """A single-port NIC of a rail-optimized server: NIC i cables to a leaf of rail i."""
-
-    netdev: NetdevName = Field(description="Linux name of the NIC port, e.g. enp24s0np0")
-    rdma_device: RdmaDeviceName = Field(description="its RDMA device as `rdma link show` lists it, e.g. mlx5_0")
-
-
-class Hosts(IntentModel):
-    name_format: NameFormat = Field("gpu{n:03d}", description="GPU server names, {n} counting from 1 across the "
-                                                              "fabric")
-    bonds: tuple[Bond, ...] = Field((), description="ToR dual-homed: dual-port NICs bonded across a leaf pair")
-    nics: tuple[Nic, ...] = Field((), description="rail-optimized: one entry per rail, in rail order")
-    nccl: Nccl = Field(description="NCCL settings written to every host's nccl.conf and environment")
-    ethtool: Ethtool = Field(Ethtool(), description="NIC ring sizes the host script sets")
 
 
 class Management(IntentModel):
