@@ -18,7 +18,7 @@ from rocefab.deploy.inventory import Access
 from rocefab.deploy.preserve import ReplacePreview
 
 if TYPE_CHECKING:
-    from rocefab.deploy.verify.observation import Observation, PortCounters
+    from rocefab.deploy.verify.observation import HostCounters, Observation, PortCounters
 
 
 class DeployError(Exception):
@@ -151,6 +151,10 @@ class DeviceSession(ABC):
     def counters(self, device: Any) -> dict[str, PortCounters]:
         """One read of the counters of `device`'s planned ports, by port name."""
         raise DeployError(self.name, f"verify does not read counters from {type(self).__name__} devices yet")
+
+    def host_counters(self, device: Any) -> HostCounters:
+        """One read of a GPU host's RDMA and NIC port counters (`device` is its Host in the plan)."""
+        raise DeployError(self.name, f"{type(self).__name__} devices have no host counters")
 
     def __enter__(self) -> Self:
         self.open()

@@ -63,6 +63,10 @@ KINDS = {k.name: k for k in (
     FaultKind("no-address", ("NETDEV",), False, True, "the interface loses its addresses (ip address flush)"),
     FaultKind("tos-reset", ("RDMA_DEVICE",), False, True, "rdma_cm's default ToS back to 0, as after a driver reload"),
     FaultKind("nccl-set", ("KEY=VALUE",), False, True, "a site line at the top of /etc/nccl.conf overrides a key"),
+    FaultKind("firmware", ("NETDEV", "VERSION"), False, True, "the NIC card of NETDEV runs another firmware release"),
+    FaultKind("peermem-unload", (), False, True, "nvidia_peermem unloaded (GPUDirect RDMA off)"),
+    FaultKind("retransmits", ("RDMA_DEVICE",), False, True, "the RDMA device retransmits 0.1 % of what it sends"),
+    FaultKind("host-pause-storm", ("NETDEV",), False, True, "the NIC port pauses its leaf without end"),
 )}
 
 
@@ -141,7 +145,11 @@ class FaultBook:
                     raise FaultError(f"the lab has no device {args[0]!r}")
                 self.wiring.bgp_down.add((device, args[0]))
                 return f"BGP between {device} and {args[0]} stops answering"
-            return str(emulator.host_fault(kind, args))
+            said = str(emulator.host_fault(kind, args))
+            far = self.wiring.peer(device, args[0]) if kind == "host-pause-storm" else None
+            if far is not None:  # the NIC's pause frames arrive at its leaf's port
+                self.wiring.counters.storm(far)
+            return said
         except FaultError:
             raise
         except ValueError as exc:

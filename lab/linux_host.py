@@ -20,8 +20,9 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from rocefab.lab import fakehost
+from rocefab.lab import fakehost, host_traffic
 from rocefab.lab.faults import Reachability
 from rocefab.lab.sshd import Disconnect, Outcome
 
@@ -45,6 +46,7 @@ class LinuxHost:
         self.refuse_logins = refuse_logins  # fault: every login fails, as after a password change
         self.reach = Reachability()
         self.delay_s = 0.0  # fault: every command answers this much later
+        self.traffic = host_traffic.HostTraffic()  # its RDMA and NIC counters, in sysfs for commands that read them
 
     @property
     def root(self) -> Path:
@@ -62,6 +64,8 @@ class LinuxHost:
             time.sleep(self.delay_s)
         if self.reach.cut_before(command):
             raise Disconnect
+        if host_traffic.reads_counters(command):
+            self.traffic.render(self.sandbox)
         done = subprocess.run(["/bin/bash", "-c", command], cwd=self.sandbox, env=self.env(), stdin=subprocess.DEVNULL,
                               capture_output=True, text=True, timeout=EXEC_TIMEOUT_S, check=False)
         fakehost.check_stubs()  # a failed stub server is the lab's error (exit 255), never a tool's output
@@ -77,8 +81,12 @@ class LinuxHost:
     def host_fault(self, kind: str, args: list[str]) -> str:
         """Run the command a person (or a driver reset) would, with the host's own tools."""
         target = args[0] if args else ""
+        if kind == "peermem-unload":  # the one host fault without a target
+            target = "nvidia_peermem"
         if not re.fullmatch(r"[A-Za-z0-9_.=:,-]{1,64}", target):
             raise ValueError(f"{target!r} is not a name or setting this host has")
+        if kind in ("firmware", "retransmits", "host-pause-storm"):
+            return self._below_the_kernel(kind, args)
         net = self.sandbox / "sys/class/net" / target
         rdma = self.sandbox / "sys/class/infiniband" / target
         if kind in ("trust-pcp", "ecn-off", "global-pause", "mtu", "bond-leave", "no-address", "dscp-map") \
@@ -100,12 +108,43 @@ class LinuxHost:
             # a site line at the top of nccl.conf: NCCL keeps a key's first value
             "nccl-set": f'f="$ROCEFAB_ETC_ROOT/nccl.conf"; {{ echo {target}; cat "$f" 2>/dev/null; }} > "$f.new" '
                         f'&& mv "$f.new" "$f"',
+            # what `modprobe -r nvidia_peermem` leaves in /proc/modules (the stubs have no modprobe)
+            "peermem-unload": 'm="$ROCEFAB_PROC_ROOT/modules"; grep -v "^nvidia_peermem " "$m" > "$m.new" '
+                              '&& mv "$m.new" "$m"',
         }[kind]
         outcome = self.handle(command, self.username)
         status, stderr = (outcome[0], outcome[2]) if isinstance(outcome, tuple) else (1, "no answer")
         if status != 0:
             raise ValueError(f"{self.hostname}: `{command}` failed: {stderr.strip()}")
         return command
+
+    def _below_the_kernel(self, kind: str, args: list[str]) -> str:
+        """Faults no shell command makes: another firmware flashed on a NIC's card, a lossy path that makes an
+        RDMA device retransmit, a NIC that pauses its leaf without end."""
+        target = args[0]
+        if kind == "retransmits":
+            if not (self.sandbox / "sys/class/infiniband" / target).is_dir():
+                raise ValueError(f"{self.hostname} has no RDMA device {target!r}")
+            self.traffic.retransmit(target)
+            return f"{self.hostname} {target} retransmits {host_traffic.RETRANSMIT_FRACTION:.1%} of what it sends"
+        hw = fakehost.state(self.sandbox)["hw"]
+        if target not in hw["netdev_pci"]:
+            raise ValueError(f"{self.hostname} has no NIC port {target!r}")
+        if kind == "host-pause-storm":
+            self.traffic.storm(target)
+            return f"{self.hostname} {target} pauses its leaf without end"
+        version = args[1] if len(args) > 1 else ""
+        if not re.fullmatch(r"\d{1,3}\.\d{1,4}\.\d{1,4}", version):
+            raise ValueError(f"{version!r} is not a firmware release like 28.39.1002")
+        card = hw["netdev_pci"][target][:-1]  # every PCI function of the card: one flash holds its firmware
+
+        def flash(hw: dict[str, Any]) -> None:
+            for address, function in hw["pci"].items():
+                if function["kind"] == "nic" and address.startswith(card):
+                    function["fw"] = version
+
+        fakehost.edit_hardware(self.sandbox, flash)
+        return f"{self.hostname}: the card of {target} runs firmware {version} (as after mlxfwmanager and a reset)"
 
     def set_mtu(self, netdev: str, mtu: int) -> str:
         return self.host_fault("mtu", [netdev, str(mtu)])
@@ -126,6 +165,7 @@ class LinuxHost:
         shutil.copytree(snapshot / "host", self.sandbox, symlinks=True, dirs_exist_ok=True)
         shutil.rmtree(snapshot, ignore_errors=True)
         self.reach.clear()
+        self.traffic.clear()
 
     def close(self) -> None:
         """Nothing runs between commands; the sandbox stays for inspection (the caller owns the folder)."""

@@ -26,7 +26,7 @@ START_TIMEOUT_S = 120
 # the fault kinds `rocefab lab fault` takes (rocefab/lab/control.py KINDS), listed here to keep --help light
 KIND_NAMES = ("mtu", "pfc-off", "speed", "link-down", "miscable", "bgp-down", "dscp-map", "strict-off", "unreachable",
               "pause-storm", "drops", "errors", "trust-pcp", "ecn-off", "global-pause", "nic-dscp-map", "bond-leave",
-              "no-address", "tos-reset", "nccl-set")
+              "no-address", "tos-reset", "nccl-set", "firmware", "peermem-unload", "retransmits", "host-pause-storm")
 
 
 def _state(folder: Path) -> dict[str, Any] | None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from rocefab.deploy.verify.observation import (
+    HostCounters,
     HostNetdev,
     HostObservation,
     Interface,
@@ -281,3 +282,110 @@ def host_rows(plan: FabricPlan, host: Host, obs: HostObservation) -> list[Row]:
         rows += _netdev_rows(plan, host.name, nic.netdev, obs.netdevs.get(nic.netdev), nic.speed_gbps, physical=True)
         rows += _rdma_rows(plan, host.name, nic.rdma_device, obs.rdma.get(nic.rdma_device), nic.netdev, nic.source)
     return rows + _nccl_rows(plan, host, obs)
+
+
+# -- hosts: the driver stack below the NIC script --------------------------------------------------------------------
+def driver_rows(plan: FabricPlan, host: Host, obs: HostObservation) -> list[Row]:
+    """Each planned NIC's firmware as reported, and GPUDirect RDMA's peer-memory module. Neither is set by the host
+    script, so apply's gate leaves them to verify."""
+    rows = []
+    for device in host.rdma_devices:
+        seen = obs.rdma.get(device)
+        firmware = None if seen is None else seen.firmware
+        rows.append(_row(host.name, device, "nic-firmware", "reported", firmware or "not reported",
+                         firmware is not None))
+    if obs.modules is None:
+        observed = "/proc/modules not readable"
+    elif "nvidia_peermem" in obs.modules:
+        observed = "loaded"
+    elif "nv_peer_mem" in obs.modules:
+        observed = "nv_peer_mem (its predecessor) loaded"
+    else:
+        observed = "not loaded"
+    rows.append(_row(host.name, "", "nvidia-peermem", "nvidia_peermem loaded", observed,
+                     bool(obs.modules and obs.modules & {"nvidia_peermem", "nv_peer_mem"})))
+    return rows
+
+
+def firmware_rows(observed: Sequence[tuple[Host, HostObservation]]) -> list[Row]:
+    """One firmware per NIC model across the fleet: each planned NIC against the release most NICs of its board
+    (PSID) run. Without a majority (a tie) every NIC of that model is named: which release is the odd one out is
+    the site's to say."""
+    nics: dict[str, list[tuple[str, str, str]]] = {}  # board -> (host, RDMA device, release)
+    for host, obs in observed:
+        for device in host.rdma_devices:
+            seen = obs.rdma.get(device)
+            if seen is not None and seen.fw_version is not None:
+                nics.setdefault(seen.board_id or "unknown board", []).append((host.name, device, seen.fw_version))
+    rows = []
+    for board, found in sorted(nics.items()):
+        counts: dict[str, int] = {}
+        for _, _, release in found:
+            counts[release] = counts.get(release, 0) + 1
+        ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        majority = ranked[0][0] if len(ranked) == 1 or ranked[0][1] > ranked[1][1] else None
+        if majority is None:
+            expected = f"one release on every {board} NIC (no majority: " + \
+                ", ".join(f"{r} on {n}" for r, n in ranked) + ")"
+        else:
+            expected = f"{majority}, as {counts[majority]} of {len(found)} {board} NICs run"
+        rows += [_row(name, device, "firmware-match", expected, release, release == majority)
+                 for name, device, release in found]
+    return rows
+
+
+# -- hosts: counters over a sampling window --------------------------------------------------------------------------
+def _rate(before: int | None, after: int | None, seconds: float) -> float | None:
+    return None if before is None or after is None else (after - before) / seconds
+
+
+def host_counter_rows(plan: FabricPlan, host: Host, before: HostCounters, after: HostCounters,
+                      seconds: float) -> list[Row]:
+    """What the host's NICs did between two reads: retransmissions as a share of the packets sent (against the
+    intent's monitoring.retransmit_rate_percent, as the rendered alert), PFC pause frames a second on each lossless
+    priority (the switches' storm threshold), and whether ECN marks that arrive are answered with CNPs."""
+    limit = plan.operations.retransmit_rate_percent
+    rows = []
+    for device in host.rdma_devices:
+        a, b = before.rdma.get(device), after.rdma.get(device)
+        if a is None or b is None:
+            rows.append(_row(host.name, device, "counters", "read twice", "not reported", False))
+            continue
+        grew = {k: b.retransmits[k] - a.retransmits[k] for k in a.retransmits if k in b.retransmits}
+        sent = None if a.tx_packets is None or b.tx_packets is None else b.tx_packets - a.tx_packets
+        retransmits = sum(grew.values())
+        if not grew or sent is None:
+            rows.append(_row(host.name, device, "roce-retransmit-rate", f"<= {limit:g} % of packets sent",
+                             "not reported", False))
+        else:
+            share = 100 * retransmits / sent if sent > 0 else (0.0 if retransmits == 0 else 100.0)
+            detail = ", ".join(f"{k} +{v:,}" for k, v in grew.items() if v)
+            rows.append(_row(host.name, device, "roce-retransmit-rate", f"<= {limit:g} % of packets sent",
+                             f"{share:.4f} % ({retransmits:,} of {sent:,}{'; ' + detail if detail else ''})",
+                             share <= limit))
+        marked, cnps = _rate(a.ecn_marked, b.ecn_marked, seconds), _rate(a.cnp_sent, b.cnp_sent, seconds)
+        handled = _rate(a.cnp_handled, b.cnp_handled, seconds)
+        if marked is None or cnps is None:
+            rows.append(_row(host.name, device, "nic-cnp", "a CNP sent for ECN-marked packets received",
+                             "not reported", False, soft=True))
+        else:
+            said = f"ECN-marked in {marked:,.0f}/s, CNPs sent {cnps:,.0f}/s" + \
+                ("" if handled is None else f", CNPs handled {handled:,.0f}/s")
+            rows.append(_row(host.name, device, "nic-cnp", "a CNP sent for ECN-marked packets received", said,
+                             marked <= 0 or cnps > 0))
+    ports = [m.netdev for b in host.bonds for m in b.members] + [n.netdev for n in host.nics]
+    lossless = sorted(plan.qos.lossless_priorities)
+    for port in ports:
+        a_pause, b_pause = before.pause.get(port), after.pause.get(port)
+        for p in lossless:
+            want = f"priority {p}: < {PAUSE_STORM_PER_S:,} frames/s each way"
+            rx = None if a_pause is None or b_pause is None else \
+                _rate(a_pause.rx.get(p), b_pause.rx.get(p), seconds)
+            tx = None if a_pause is None or b_pause is None else \
+                _rate(a_pause.tx.get(p), b_pause.tx.get(p), seconds)
+            if rx is None or tx is None:
+                rows.append(_row(host.name, port, "nic-pause-rate", want, "not reported", False))
+            else:
+                rows.append(_row(host.name, port, "nic-pause-rate", want, f"rx {rx:,.0f}/s, tx {tx:,.0f}/s",
+                                 max(rx, tx) < PAUSE_STORM_PER_S))
+    return rows

@@ -41,7 +41,7 @@ RULES = (
     Rule("global-pause-on", ("global-pause",), "802.3x global pause on a RoCE NIC",
          "link-level pause stops every priority at once: head-of-line blocking and pause storms across the fabric",
          "{apply} (the host script turns rx/tx pause off)", True),
-    Rule("dcqcn-off", ("dcqcn", "ecn"), "ECN / DCQCN off on the RoCE priority",
+    Rule("dcqcn-off", ("dcqcn", "ecn", "nic-cnp"), "ECN / DCQCN off on the RoCE priority",
          "no rate control before PFC: congestion spreads as pause frames, victim flows slow down, tail latency "
          "of all-reduce grows with the job", "{apply}", True),
     Rule("cnp-not-strict", ("cnp-strict",), "CNP queue not strict priority",
@@ -89,10 +89,31 @@ RULES = (
     Rule("input-errors", ("input-error-rate",), "input errors above 0.001 % of packets",
          "corrupted frames are dropped: RoCE retransmits, bandwidth and tail latency suffer",
          "clean or replace the cable and optics of {device} {port}", False),
+    Rule("firmware-mismatch", ("firmware-match",), "NIC firmware differs from the fleet's",
+         "mixed firmware is a known cause of RoCE and DCQCN behaving differently between NIC pairs: uneven "
+         "bandwidth, and \"transport retry count exceeded\" between some pairs only",
+         "flash {device}'s NIC ({port}) to the release the rest of the fleet runs (mlxfwmanager, or the site's "
+         "firmware bundle), then reset the NIC or reboot", False),
+    Rule("peermem-missing", ("nvidia-peermem",), "nvidia_peermem not loaded",
+         "GPUDirect RDMA is off: NCCL stages GPU buffers through host memory, bandwidth far below line rate, "
+         "and NCCL_NET_GDR_LEVEL has no effect",
+         "`modprobe nvidia_peermem` on {device}, and load it at boot (a line in /etc/modules-load.d/)", False),
+    Rule("nic-pause-storm", ("nic-pause-rate",), "PFC pause storm at a host NIC",
+         "a NIC that cannot drain pauses its leaf without end (tx), or is held back by it (rx): the pause spreads "
+         "into the fabric and every flow through that leaf port stalls",
+         "sent: find what stops {device} draining {port} (a stalled receive path, its PCIe link: run its "
+         "preflight script; the NIC's tx_pause_storm_error_events); received: look for congestion behind the "
+         "leaf port; check the leaf's PFC watchdog is armed", False),
     Rule("unreachable", ("read",), "device could not be read", "nothing is known about this device's state",
          "check management access and the inventory entry", False),
 )
 RULE_OF_CHECK = {check: rule for rule in RULES for check in rule.checks}
+RETRANSMISSIONS = Rule("roce-retransmissions", (), "RoCE retransmissions above the intent's threshold",
+                       "jobs die with \"transport retry count exceeded\", or collectives run slow: every "
+                       "retransmission is go-back-N from the lost packet",
+                       "packets are lost on the way: PFC missing on a hop, drops on the lossless queue, an MTU "
+                       "below the RoCE MTU somewhere, a dirty optic; the evidence lists what verify also saw on "
+                       "this host and its leaf ports, else check the path towards its peers", False)
 OVERSUBSCRIBED = Rule("oversubscribed", (), "leaf oversubscribed beyond its plan",
                       "host traffic meets less uplink capacity than planned: all-reduce slows as the job grows "
                       "(the seed's collapse at ~1,000 GPUs)", "restore the down uplinks of {device}", False)
@@ -131,7 +152,33 @@ def diagnose(plan: FabricPlan, rows: Sequence[Row], intent: str, inventory: str)
                              tuple(f"{r.check}: expected {r.expected}, observed {r.observed}" for r in evidence),
                              rule.symptom, rule.fix.format(device=device, port=port,
                                                            apply=_apply(intent, inventory, device))))
-    return out + _oversubscription(plan, rows)
+    return out + _retransmissions(plan, rows) + _oversubscription(plan, rows)
+
+
+def _retransmissions(plan: FabricPlan, rows: Sequence[Row]) -> list[Diagnosis]:
+    """A host's RDMA device retransmits: its evidence is everything else that failed on that host and on the leaf
+    ports (and leaf-wide settings) it is cabled to, which is where the lost packets most likely went."""
+    hosts = {h.name: h for h in plan.hosts}
+    failed = [r for r in rows if r.failed]
+    out = []
+    for row in failed:
+        host = hosts.get(row.device)
+        if row.check != "roce-retransmit-rate" or host is None:
+            continue
+        leaf_ports = {(m.switch, m.port) for b in host.bonds for m in b.members} | \
+            {(n.switch, n.port) for n in host.nics}
+        leaves = {leaf for leaf, _ in leaf_ports}
+        related = [r for r in failed if r is not row and (
+            r.device == host.name or (r.device, r.port) in leaf_ports or (r.device in leaves and not r.port))]
+        evidence = [f"{row.check}: expected {row.expected}, observed {row.observed}"]
+        evidence += [f"also {r.device} {r.port} {r.check}: expected {r.expected}, observed {r.observed}"
+                     .replace("  ", " ") for r in related]
+        if not related:
+            evidence.append(f"nothing else failed on {host.name} or its leaf ports: look further along the path "
+                            "(spines, the peers' hosts and leaves)")
+        out.append(Diagnosis(RETRANSMISSIONS.code, row.device, row.port, RETRANSMISSIONS.title, tuple(evidence),
+                             RETRANSMISSIONS.symptom, RETRANSMISSIONS.fix))
+    return out
 
 
 def _oversubscription(plan: FabricPlan, rows: Sequence[Row]) -> list[Diagnosis]:

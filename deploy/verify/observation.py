@@ -8,7 +8,7 @@ platform did not report is None, which a check reports as "not reported" rather 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +104,15 @@ class RdmaDevice:
     roce_v2_gids: tuple[tuple[int, str, str], ...]  # (index, gid, netdev) of every RoCE v2 GID
     traffic_class: int | None  # tc/1/traffic_class
     cma_tos: int | None  # rdma_cm default ToS
+    fw_version: str | None = None  # the NIC's firmware release, e.g. "28.39.1002"
+    board_id: str | None = None  # its PSID, which names the board model (e.g. "MT_0000000834")
+
+    @property
+    def firmware(self) -> str | None:
+        """As `ethtool -i` words it: "28.39.1002 (MT_0000000834)"."""
+        if self.fw_version is None:
+            return None
+        return f"{self.fw_version} ({self.board_id})" if self.board_id else self.fw_version
 
     @property
     def active(self) -> bool:
@@ -116,7 +125,7 @@ class HostObservation:
     netdevs: Mapping[str, HostNetdev]
     rdma: Mapping[str, RdmaDevice]
     nccl_conf: str | None  # /etc/nccl.conf, None when absent
-    modules: frozenset[str] = field(default_factory=frozenset)  # loaded kernel modules verify asks about
+    modules: frozenset[str] | None = None  # the loaded kernel modules verify asks about; None: not readable
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +137,32 @@ class PortCounters:
     pfc_rx: int  # PFC pause frames received / sent, all priorities
     pfc_tx: int
     queue_drops: Mapping[int, int]  # egress drops per traffic class
+
+
+@dataclass(frozen=True, slots=True)
+class RdmaCounters:
+    """One read of an RDMA port's counters (they only grow; verify compares two reads). A counter the NIC does
+    not have is None, or absent from `retransmits`."""
+
+    tx_packets: int | None  # RoCE packets the port sent
+    retransmits: Mapping[str, int]  # what makes a sender retransmit, by the NIC's counter name
+    ecn_marked: int | None  # ECN-marked RoCE packets received (notification point)
+    cnp_sent: int | None  # CNPs sent for them
+    cnp_handled: int | None  # CNPs received and acted on (reaction point)
+
+
+@dataclass(frozen=True, slots=True)
+class NetdevPause:
+    """One read of a NIC port's PFC pause frames, by priority."""
+
+    rx: Mapping[int, int]
+    tx: Mapping[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class HostCounters:
+    rdma: Mapping[str, RdmaCounters]  # by RDMA device
+    pause: Mapping[str, NetdevPause]  # by netdev (ports, not bonds)
 
 
 Observation = SwitchObservation | HostObservation

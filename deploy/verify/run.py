@@ -12,8 +12,23 @@ from dataclasses import dataclass
 
 from rocefab.deploy.inventory import Access
 from rocefab.deploy.session import DeployError, DeviceSession, describe
-from rocefab.deploy.verify.checks import Row, Verdict, counter_rows, host_rows, switch_rows
-from rocefab.deploy.verify.observation import HostObservation, Observation, PortCounters, SwitchObservation
+from rocefab.deploy.verify.checks import (
+    Row,
+    Verdict,
+    counter_rows,
+    driver_rows,
+    firmware_rows,
+    host_counter_rows,
+    host_rows,
+    switch_rows,
+)
+from rocefab.deploy.verify.observation import (
+    HostCounters,
+    HostObservation,
+    Observation,
+    PortCounters,
+    SwitchObservation,
+)
 from rocefab.renderers.plan import FabricPlan, Host, Switch
 
 SessionFactory = Callable[[Access, str], DeviceSession]
@@ -28,6 +43,7 @@ class Reading:
     counters: tuple[Mapping[str, PortCounters], Mapping[str, PortCounters]] | None = None
     counters_error: str | None = None
     sample_s: float = 0.0
+    host_counters: tuple[HostCounters, HostCounters] | None = None  # a host's two reads
 
 
 def _sample(session: DeviceSession, device: Switch | Host, sample_s: float) -> tuple[
@@ -42,11 +58,26 @@ def _sample(session: DeviceSession, device: Switch | Host, sample_s: float) -> t
         return None, exc.message
 
 
+def _sample_host(session: DeviceSession, host: Host, sample_s: float) -> tuple[
+        tuple[HostCounters, HostCounters] | None, str | None]:
+    if not sample_s:
+        return None, None
+    try:
+        first = session.host_counters(host)
+        time.sleep(sample_s)
+        return (first, session.host_counters(host)), None
+    except DeployError as exc:
+        return None, exc.message
+
+
 def read_device(access: Access, device: Switch | Host, sessions: SessionFactory, run_id: str,
                 sample_s: float = 0.0) -> Reading:
     try:
         with sessions(access, run_id) as session:
             observation = session.observe(device)
+            if isinstance(device, Host):
+                host_counters, why = _sample_host(session, device, sample_s)
+                return Reading(access.name, observation, None, None, why, sample_s, host_counters)
             counters, why = _sample(session, device, sample_s)
             return Reading(access.name, observation, None, counters, why, sample_s)
     except DeployError as exc:
@@ -75,6 +106,7 @@ def check(plan: FabricPlan, readings: Sequence[Reading]) -> list[Row]:
     switches = {sw.name: sw for sw in plan.switches}
     hosts = {h.name: h for h in plan.hosts}
     rows: list[Row] = []
+    observed_hosts: list[tuple[Host, HostObservation]] = []
     for reading in readings:
         obs = reading.observation
         if obs is None:
@@ -87,5 +119,12 @@ def check(plan: FabricPlan, readings: Sequence[Reading]) -> list[Row]:
                 rows.append(Row(reading.name, "", "counters", f"read twice, {reading.sample_s:g} s apart",
                                 reading.counters_error, Verdict.WARN))
         elif isinstance(obs, HostObservation) and reading.name in hosts:
-            rows += host_rows(plan, hosts[reading.name], obs)
-    return rows
+            host = hosts[reading.name]
+            rows += host_rows(plan, host, obs) + driver_rows(plan, host, obs)
+            observed_hosts.append((host, obs))
+            if reading.host_counters is not None:
+                rows += host_counter_rows(plan, host, *reading.host_counters, reading.sample_s)
+            elif reading.counters_error is not None:
+                rows.append(Row(reading.name, "", "counters", f"read twice, {reading.sample_s:g} s apart",
+                                reading.counters_error, Verdict.WARN))
+    return rows + firmware_rows(observed_hosts)

@@ -586,6 +586,18 @@ class Host:
             cm.setdefault(rdma, {"ndev": ndev, "tos": 0, "mode": "RoCE v2"})
             self.render_gids(rdma, ndev)
             self.render_tclass(rdma)
+            self.render_firmware(rdma, want[rdma][1])
+
+    def render_firmware(self, rdma: str, pf: str) -> None:
+        """fw_ver and board_id as mlx5_ib shows them ("%d.%d.%04d" and the PSID): the firmware of the card whose
+        PF lists the device (see _hardware.py; a host built without hardware has neither file)."""
+        hw = self.state.get("hw")
+        address = hw["netdev_pci"].get(pf) if hw else None
+        if address is None:
+            return
+        nic = hw["pci"][address]
+        write_atomic(join(self.ib, rdma, "fw_ver"), f"{nic['fw']}\n")
+        write_atomic(join(self.ib, rdma, "board_id"), f"{nic['psid']}\n")
 
     def render_tclass(self, rdma: str) -> None:
         """mlx5's tc/1/traffic_class: empty until set (a new RDMA device starts unset)."""

@@ -2,10 +2,13 @@
 
 One read-only shell script per host, over the deploy session's SSH: sysfs for link state, speed, MTU, bonding and
 the mlx5 ECN enables; `mlnx_qos -i` for trust, the DSCP map and PFC; `ethtool -a` for 802.3x pause; the RDMA
-device's port state, RoCE v2 GIDs and default traffic class in sysfs and `cma_roce_tos` for rdma_cm's ToS; and
-/etc/nccl.conf. Sysfs and /etc honour ROCEFAB_SYSFS_ROOT / ROCEFAB_ETC_ROOT as the host script does. Names reach
-the script only as quoted words, and each section starts with a marker line, so one missing tool or file costs
-that section alone.
+device's port state, RoCE v2 GIDs and default traffic class in sysfs and `cma_roce_tos` for rdma_cm's ToS; the
+NIC's firmware release and board (PSID) from the RDMA device's sysfs `fw_ver` and `board_id` (the same two values
+`ethtool -i` prints as "firmware-version: 28.39.1002 (MT_0000000834)", read here without a process per NIC);
+whether GPUDirect RDMA's nvidia_peermem (or its predecessor nv_peer_mem) is in /proc/modules; and
+/etc/nccl.conf. Sysfs, /proc and /etc honour ROCEFAB_SYSFS_ROOT / ROCEFAB_PROC_ROOT / ROCEFAB_ETC_ROOT as the
+host scripts do. Names reach the script only as quoted words, and each section starts with a marker line, so one
+missing tool or file costs that section alone.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from rocefab.deploy.verify.observation import HostNetdev, HostObservation, RdmaD
 
 MARK = "@@rocefab"
 _SCRIPT = r"""
-S="${ROCEFAB_SYSFS_ROOT:-/sys}"; E="${ROCEFAB_ETC_ROOT:-/etc}"
+S="${ROCEFAB_SYSFS_ROOT:-/sys}"; E="${ROCEFAB_ETC_ROOT:-/etc}"; P="${ROCEFAB_PROC_ROOT:-/proc}"
 # rd FILE: a one-line attribute in REPLY as $(cat FILE) gives it, without a process (a fork and exec of cat per
 # attribute, some 60 per host, were most of this script's time); empty, status 1, when it cannot be read
 rd() { REPLY=""; IFS= read -r REPLY <"$1" || [[ -n $REPLY ]]; } 2>/dev/null
@@ -57,7 +60,19 @@ for dev in __RDMA__; do
   done
   tos=$(cma_roce_tos -d "$dev" -p 1 2>/dev/null)
   printf 'tos\t%s\n' "${tos##*$'\n'}"  # its last line
+  fw="" board=""
+  read -r fw 2>/dev/null <"$r/fw_ver"
+  read -r board 2>/dev/null <"$r/board_id"
+  printf 'fw\t%s\nboard\t%s\n' "$fw" "$board"
 done
+echo "@@rocefab modules"
+if [[ -r $P/modules ]]; then
+  while read -r m _; do
+    case $m in nvidia_peermem | nv_peer_mem) printf 'loaded\t%s\n' "$m" ;; esac
+  done <"$P/modules"
+else
+  echo "unreadable"
+fi
 echo "@@rocefab nccl"
 cat "$E/nccl.conf" 2>/dev/null || echo "@@rocefab absent"
 """
@@ -112,6 +127,7 @@ def parse(output: str, name: str) -> HostObservation:
     netdevs: dict[str, HostNetdev] = {}
     rdma: dict[str, RdmaDevice] = {}
     nccl: str | None = None
+    modules: frozenset[str] | None = None
     qos: dict[str, tuple[str | None, tuple[int, ...] | None, tuple[int, ...] | None]] = {}
     pause: dict[str, tuple[bool | None, bool | None]] = {}
     for head, lines in _sections(output):
@@ -137,7 +153,11 @@ def parse(output: str, name: str) -> HostObservation:
                          (line.split("\t") for line in lines if line.startswith("gid\t")) if g[3] == "RoCE v2")
             tclass = re.search(r"(\d+)\s*$", f.get("tclass", ""))
             rdma[target] = RdmaDevice(target, f.get("state", ""), gids, int(tclass.group(1)) if tclass else None,
-                                      _int(f.get("tos", "")))
+                                      _int(f.get("tos", "")), f.get("fw", "").strip() or None,
+                                      f.get("board", "").strip() or None)
+        elif kind == "modules":
+            modules = None if lines[:1] == ["unreadable"] else \
+                frozenset(line.split("\t", 1)[1] for line in lines if line.startswith("loaded\t"))
         elif kind == "nccl":
             nccl = "".join(f"{line}\n" for line in lines)
         elif kind == "absent":
@@ -148,4 +168,4 @@ def parse(output: str, name: str) -> HostObservation:
             old = netdevs[nd]
             netdevs[nd] = HostNetdev(old.name, old.up, old.speed_gbps, old.mtu, trust, pfc, dscp, rx, tx, old.ecn_np,
                                      old.ecn_rp, old.bond_slaves, old.bond_mii_up)
-    return HostObservation(name, netdevs, rdma, nccl)
+    return HostObservation(name, netdevs, rdma, nccl, modules)

@@ -17,7 +17,7 @@ from rocefab.deploy.ssh import Result, SshDeviceSession
 from rocefab.platforms.host.drift_diff import drift_diff
 
 if TYPE_CHECKING:
-    from rocefab.deploy.verify.observation import Observation
+    from rocefab.deploy.verify.observation import HostCounters, Observation
 
 REMOTE_DIR = "rocefab"
 IN_SYNC, DRIFT, PREREQUISITE_MISSING = 0, 1, 3
@@ -107,6 +107,13 @@ class HostSession(SshDeviceSession):
                    *(n.netdev for n in device.nics)]
         result = self._run(f"bash -c {shlex.quote(observe.script(netdevs, device.rdma_devices))}", expect=(0,))
         return observe.parse(result.stdout, self.name)
+
+    def host_counters(self, device: Any) -> HostCounters:
+        from rocefab.platforms.host import counters
+
+        ports = [*(m.netdev for b in device.bonds for m in b.members), *(n.netdev for n in device.nics)]
+        result = self._run(f"bash -c {shlex.quote(counters.script(ports, device.rdma_devices))}", expect=(0,))
+        return counters.parse(result.stdout)
 
     def confirm(self) -> None:
         """Nothing to confirm."""
