@@ -77,8 +77,8 @@ class StubServerError(RuntimeError):
 
 
 def enabled() -> bool:
-    """On with ROCEFAB_LAB_STUB_SERVER=1, where the server can work (Linux /proc, bash)."""
-    return (os.environ.get(SWITCH, "0") == "1" and os.path.isfile("/proc/self/environ")  # noqa: PTH113
+    """On unless ROCEFAB_LAB_STUB_SERVER=0, where the server can work (Linux /proc, bash)."""
+    return (os.environ.get(SWITCH, "1") != "0" and os.path.isfile("/proc/self/environ")  # noqa: PTH113
             and os.access("/bin/bash", os.X_OK))
 
 
@@ -98,10 +98,12 @@ class StubServer:
         with self.log.open("w") as log:
             # its own session: a ^C to the test run's process group is not its to handle (it ends with its stdin)
             self.process = subprocess.Popen(
-                [python, "-S", str(stubs / "_server.py"), token, str(self.failures)], stdin=subprocess.PIPE,
+                [python, "-S", str(stubs / "_server.py"), str(self.failures)], stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE, stderr=log, cwd=self.folder, env={"LC_ALL": "C", "PATH": SYSTEM_PATH},
                 start_new_session=True)
-        assert self.process.stdout is not None
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(f"{token}\n".encode())  # not in argv: `ps` shows every user that
+        self.process.stdin.flush()
         timer = threading.Timer(START_TIMEOUT_S, self.process.kill)
         timer.start()
         try:

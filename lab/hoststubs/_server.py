@@ -1,9 +1,10 @@
 """The host stubs' server: runs a stub for a client (lab/stubserver.py writes the clients) without a Python start.
 
-Started by lab/stubserver.py as `python3 -S _server.py TOKEN FAILURES` with the interpreter the stubs' own
-`#!/usr/bin/env -S python3 -S` finds; it prints its port on stdout and serves until its stdin closes (its owner
-ended, however it ended). It imports the stubs' modules once, and for each connection forks a child that runs one
-stub exactly as a standalone start would, on the client's own process state, which it reads from /proc/<pid>:
+Started by lab/stubserver.py as `python3 -S _server.py FAILURES` with the interpreter the stubs' own
+`#!/usr/bin/env -S python3 -S` finds; it reads its token from the first line of stdin (not argv, which every user
+can read), prints its port on stdout and serves until its stdin closes (its owner ended, however it ended). It
+imports the stubs' modules once, and for each connection forks a child that runs one stub exactly as a standalone
+start would, on the client's own process state, which it reads from /proc/<pid>:
 argv (cmdline), environment (environ), working folder (cwd), umask, and the standard streams, reopened from
 /proc/<pid>/fd/{0,1,2} where that gives the same stream (a pipe, a terminal, /dev/null, a file opened for append);
 a stream reopening cannot share (a file written from its current offset, a socket) is written to memory and relayed
@@ -296,7 +297,14 @@ def reap(failures: str) -> None:
 
 
 def main() -> None:
-    token, failures = sys.argv[1].encode(), sys.argv[2]
+    failures = sys.argv[1]
+    token = b""
+    while not token.endswith(b"\n"):
+        chunk = os.read(0, 1)
+        if not chunk:
+            raise SystemExit("stub server: no token on stdin")
+        token += chunk
+    token = token.strip()
     if not sys.flags.utf8_mode:
         raise SystemExit("stub server: start it in the C locale (UTF-8 mode), as the stubs' decoding assumes")
     code = Code()
