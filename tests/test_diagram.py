@@ -13,7 +13,8 @@ import pytest
 import yaml
 from conftest import EXAMPLES, INTENTS, TEST_VERSION, example_plan
 
-from rocefab.renderers.diagram import INDIVIDUAL_MAX, render_topology_svg
+from rocefab.renderers.diagram import render_topology_svg
+from rocefab.renderers.diagram_layout import INDIVIDUAL_MAX
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.plan import FabricPlan
 
