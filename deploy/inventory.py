@@ -18,8 +18,8 @@ from pydantic import Field, StrictBool, StrictInt
 
 from rocefab.models.base import IntentModel
 from rocefab.models.loader import parse_yaml, validate_data
+from rocefab.models.sourcemap import read_source
 from rocefab.models.types import DeviceName, EnvName, HostAddress, LoginName, Text
-from rocefab.models.yamlsource import read_source
 from rocefab.platforms import unit
 
 

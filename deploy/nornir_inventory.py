@@ -20,8 +20,8 @@ from pydantic import ConfigDict, Field, StrictBool, StrictInt, StringConstraints
 from rocefab.deploy.inventory import DEFAULT_PORT, Defaults, DeviceAccess, Inventory, Transport
 from rocefab.models.base import IntentModel
 from rocefab.models.loader import parse_yaml, validate_data
+from rocefab.models.sourcemap import IntentLoadError, LoadError, Position, SourceMap, read_source
 from rocefab.models.types import DeviceName, EnvName, HostAddress, LoginName, Text
-from rocefab.models.yamlsource import IntentLoadError, LoadError, Position, SourceMap, read_source
 
 HOSTS, GROUPS, DEFAULTS = "hosts.yaml", "groups.yaml", "defaults.yaml"
 

@@ -1,7 +1,7 @@
 """Load an intent YAML file into a validated `Intent`, keeping where every key came from.
 
 Errors name `file:line:col field.path: message`, so a user with a 300-line intent goes straight to the
-offending key. Reading the YAML itself, with its bounds, lives in `yamlsource`; this module turns the
+offending key. Reading the YAML itself, with its bounds, lives in `sourcemap` (files, bounds, positions) and `yamlsource` (the YAML 1.2 reader); this module turns the
 schema's complaints into messages in the intent author's terms.
 """
 
@@ -23,15 +23,8 @@ from pydantic_core import ErrorDetails
 from rocefab.models import types as types_
 from rocefab.models.findings import Path
 from rocefab.models.intent import EXPLICIT_TAG, SIZED_TAG, Intent
-from rocefab.models.yamlsource import (
-    IntentLoadError,
-    LoadError,
-    Position,
-    SourceMap,
-    load_yaml12,
-    parse_yaml,
-    read_source,
-)
+from rocefab.models.sourcemap import IntentLoadError, LoadError, Position, SourceMap, read_source
+from rocefab.models.yamlsource import load_yaml12, parse_yaml
 
 __all__ = ["IntentLoadError", "LoadError", "LoadedIntent", "Position", "SourceMap", "load_intent", "load_yaml12",
            "parse_yaml", "validate_data"]

@@ -37,7 +37,7 @@ def export(
     address, no passwords. Exit 0 written, 2 bad input."""
     from rocefab.deploy.inventory import load_inventory
     from rocefab.deploy.inventory_export import ExportError, ansible_inventory, nornir_files, planned_inventory
-    from rocefab.models.yamlsource import IntentLoadError
+    from rocefab.models.sourcemap import IntentLoadError
     from rocefab.pipeline_commands import checked_plan
     from rocefab.renderers.inventory_file import planned_devices
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from rocefab.models.yamlsource import ALIAS_BUDGET, MAX_BYTES, MAX_DEPTH, MAX_NODES
+from rocefab.models.sourcemap import ALIAS_BUDGET, MAX_BYTES, MAX_DEPTH, MAX_NODES
 
 # Peak RSS from VmHWM, which starts afresh at exec; getrusage's ru_maxrss would carry over the forking
 # pytest process's size.

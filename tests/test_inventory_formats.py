@@ -15,7 +15,7 @@ from nornir import InitNornir
 
 from rocefab.deploy.inventory import Inventory, PasswordSource, load_inventory
 from rocefab.deploy.inventory_export import ansible_inventory, nornir_files, planned_inventory
-from rocefab.models.yamlsource import IntentLoadError
+from rocefab.models.sourcemap import IntentLoadError
 from rocefab.renderers.inventory_file import planned_devices
 
 ANSIBLE_INVENTORY = Path(sys.executable).parent / "ansible-inventory"
