@@ -1,8 +1,8 @@
 """Load an intent YAML file into a validated `Intent`, keeping where every key came from.
 
 Errors name `file:line:col field.path: message`, so a user with a 300-line intent goes straight to the
-offending key. Reading the YAML itself, with its bounds, lives in `sourcemap` (files, bounds, positions) and `yamlsource` (the YAML 1.2 reader); this module turns the
-schema's complaints into messages in the intent author's terms.
+offending key. Reading the file within its bounds and the positions live in `sourcemap`, the YAML 1.2 reader
+in `yamlsource`; this module turns the schema's complaints into messages in the intent author's terms.
 """
 
 from __future__ import annotations
