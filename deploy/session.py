@@ -11,6 +11,7 @@ import datetime as dt
 import secrets
 import socket
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
@@ -18,7 +19,7 @@ from rocefab.deploy.inventory import Access
 from rocefab.deploy.preserve import ReplacePreview
 
 if TYPE_CHECKING:
-    from rocefab.deploy.verify.observation import HostCounters, Observation, PortCounters
+    from rocefab.deploy.verify.observation import HostCounters, NextHop, Observation, PortCounters
 
 
 class DeployError(Exception):
@@ -151,6 +152,10 @@ class DeviceSession(ABC):
     def counters(self, device: Any) -> dict[str, PortCounters]:
         """One read of the counters of `device`'s planned ports, by port name."""
         raise DeployError(self.name, f"verify does not read counters from {type(self).__name__} devices yet")
+
+    def routes(self, device: Any, prefixes: Sequence[str]) -> dict[str, tuple[NextHop, ...]]:
+        """The installed route to each of `prefixes` in the default VRF, as its next hops (none: no route)."""
+        raise DeployError(self.name, f"verify does not read routes from {type(self).__name__} devices yet")
 
     def host_counters(self, device: Any) -> HostCounters:
         """One read of a GPU host's RDMA and NIC port counters (`device` is its Host in the plan)."""

@@ -59,6 +59,9 @@ KINDS = {k.name: k for k in (
     FaultKind("pause-storm", ("PORT",), True, False, "the far end of PORT pauses it without end"),
     FaultKind("drops", ("PORT",), True, False, "the lossless queue of PORT drops packets"),
     FaultKind("errors", ("PORT",), True, False, "PORT receives corrupted frames (0.01 % of packets)"),
+    FaultKind("watchdog-storm", ("PORT",), True, False,
+              "the far end of PORT pauses it without end and PORT's PFC watchdog keeps shutting the queue"),
+    FaultKind("ecn-marks", ("PORT",), True, False, "PORT's egress is congested: 5 % of its RoCE packets ECN-marked"),
     FaultKind("bond-leave", ("NETDEV",), False, True, "a port leaves its bond (ip link set nomaster)"),
     FaultKind("no-address", ("NETDEV",), False, True, "the interface loses its addresses (ip address flush)"),
     FaultKind("tos-reset", ("RDMA_DEVICE",), False, True, "rdma_cm's default ToS back to 0, as after a driver reload"),
@@ -109,13 +112,16 @@ class FaultBook:
     def _make(self, device: str, emulator: Any, kind: str, args: list[str]) -> str:
         number = _number(args[1], kind) if kind in ("mtu", "speed") else 0
         try:
-            if kind in ("pause-storm", "drops", "errors"):
+            if kind in ("pause-storm", "drops", "errors", "watchdog-storm", "ecn-marks"):
                 if self.wiring.peer(device, args[0]) is None:
                     raise FaultError(f"{device} {args[0]} has no cable in this lab")
                 {"pause-storm": self.wiring.counters.storm, "drops": self.wiring.counters.drop,
-                 "errors": self.wiring.counters.error}[kind]((device, args[0]))
+                 "errors": self.wiring.counters.error, "watchdog-storm": self.wiring.counters.watchdog,
+                 "ecn-marks": self.wiring.counters.congest}[kind]((device, args[0]))
                 said = {"pause-storm": "its link partner pauses it without end", "drops": "its lossless queue drops",
-                        "errors": "it receives corrupted frames"}[kind]
+                        "errors": "it receives corrupted frames",
+                        "watchdog-storm": "a pause storm its PFC watchdog keeps shutting the lossless queue for",
+                        "ecn-marks": "its egress is congested and marks ECN"}[kind]
                 return f"{device} {args[0]}: {said}"
             if kind == "unreachable":
                 emulator.reach.down = True

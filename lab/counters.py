@@ -21,6 +21,10 @@ ECN_MARKS_PER_S = 50
 STORM_PFC_PER_S = 200_000  # a stuck receiver: pause frames back to back
 LOSSLESS_DROPS_PER_S = 2_000
 ERROR_FRACTION = 0.0001  # 0.01 % of the packets in: ten times the seed's 0.001 % alarm
+# A stormed queue: the watchdog sees it stuck (~200 ms detection), drops its traffic, restores it after ~200 ms,
+# and finds it stuck again while the partner keeps pausing: about two shut-downs a second.
+WATCHDOG_EVENTS_PER_S = 2.5
+ECN_CONGESTED_FRACTION = 0.05  # a congested egress marks one packet in twenty of the RoCE queue
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +36,7 @@ class PortCounters:
     pfc_tx: int
     lossless_drops: int
     ecn_marked: int
+    watchdog_storms: int = 0  # times the PFC watchdog shut the lossless queue
 
 
 @dataclass
@@ -41,6 +46,8 @@ class Counters:
     storms: dict[End, float] = field(default_factory=dict)  # end -> when its partner started pausing it
     drops: dict[End, float] = field(default_factory=dict)
     errors: dict[End, float] = field(default_factory=dict)
+    watchdogs: dict[End, float] = field(default_factory=dict)  # a storm the port's watchdog keeps shutting
+    congested: dict[End, float] = field(default_factory=dict)  # egress congestion: ECN marks
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -56,12 +63,16 @@ class Counters:
             storm_tx = now - self.storms[far] if far in self.storms and up else 0.0
             dropped = now - self.drops[end] if end in self.drops and up else 0.0
             errored = now - self.errors[end] if end in self.errors and up else 0.0
+            watched = now - self.watchdogs[end] if end in self.watchdogs and up else 0.0
+            marking = now - self.congested[end] if end in self.congested and up else 0.0
         packets = int(alive * PACKETS_PER_S)
         return PortCounters(
             in_packets=packets, out_packets=packets, in_errors=int(errored * PACKETS_PER_S * ERROR_FRACTION),
-            pfc_rx=int(alive * PFC_PER_S + storm_rx * STORM_PFC_PER_S),
+            pfc_rx=int(alive * PFC_PER_S + (storm_rx + watched) * STORM_PFC_PER_S),
             pfc_tx=int(alive * PFC_PER_S + storm_tx * STORM_PFC_PER_S),
-            lossless_drops=int(dropped * LOSSLESS_DROPS_PER_S), ecn_marked=int(alive * ECN_MARKS_PER_S))
+            lossless_drops=int(dropped * LOSSLESS_DROPS_PER_S),
+            ecn_marked=int(alive * ECN_MARKS_PER_S + marking * PACKETS_PER_S * ECN_CONGESTED_FRACTION),
+            watchdog_storms=int(watched * WATCHDOG_EVENTS_PER_S))
 
     def storm(self, end: End) -> None:
         with self.lock:
@@ -75,8 +86,19 @@ class Counters:
         with self.lock:
             self.errors.setdefault(end, self.clock())
 
+    def watchdog(self, end: End) -> None:
+        """The far end pauses `end` without end and its PFC watchdog keeps shutting the queue."""
+        with self.lock:
+            self.watchdogs.setdefault(end, self.clock())
+
+    def congest(self, end: End) -> None:
+        with self.lock:
+            self.congested.setdefault(end, self.clock())
+
     def clear(self) -> None:
         with self.lock:
+            self.watchdogs.clear()
+            self.congested.clear()
             self.storms.clear()
             self.drops.clear()
             self.errors.clear()

@@ -46,7 +46,7 @@ from typing import Any
 
 import yaml
 
-from rocefab.lab import cumulus_state
+from rocefab.lab import cumulus_counters, cumulus_state
 from rocefab.lab.faults import Reachability
 from rocefab.lab.sshd import Ask, Disconnect, Outcome, Result
 from rocefab.lab.wiring import BgpSpeaker, Wiring
@@ -544,7 +544,12 @@ class CumulusDevice:
         if words[:1] == ["sudo"]:
             words = words[1:]
         with self._lock:
-            outcome = self._nv(words[1:], username) if words[:1] == ["nv"] else _shell_builtin(words, self.hostname)
+            if words[:1] == ["nv"]:
+                outcome = self._nv(words[1:], username)
+            elif words[:1] == ["vtysh"]:
+                outcome = self._vtysh(words[1:])
+            else:
+                outcome = _shell_builtin(words, self.hostname)
         if drop or self.reach.cut_after(command):
             raise Disconnect
         return outcome
@@ -650,6 +655,10 @@ class CumulusDevice:
                 opts, rest = _options(words[2:])
                 if not rest:
                     return 0, _dump(cumulus_state.show_interface(self), opts.get("-o", "json")), ""
+                shown = {("counters",): cumulus_counters.general, ("counters", "qos"): cumulus_counters.qos,
+                         ("qos", "pfc-watchdog", "status"): cumulus_counters.watchdog}.get(tuple(rest[1:]))
+                if shown is not None and cumulus_state.is_port(rest[0]):
+                    return 0, _dump(shown(self, rest[0]), opts.get("-o", "json")), ""
             if head == ["show", "mlag"]:
                 opts, rest = _options(words[2:])
                 if not rest:
@@ -857,6 +866,16 @@ class CumulusDevice:
         self.applied = confirm.previous
         self.revisions[confirm.rev_id].state = "rolled-back"
         self.history.append((len(self.history) + 1, confirm.rev_id, _now(), "system", "rollback", why))
+
+    def _vtysh(self, args: list[str]) -> Result:
+        """`vtysh -c 'show ip route PREFIX json'`, the one FRR command the lab answers (once per -c)."""
+        out = []
+        for flag, command in zip(args[::2], args[1::2], strict=False):
+            found = re.fullmatch(r"show ip route (\S+) json", " ".join(command.split()))
+            if flag != "-c" or found is None:
+                return 1, "", f"% Unknown command: {command}\n"
+            out.append(json.dumps(cumulus_state.ip_route(self, found.group(1)), indent=2) + "\n")
+        return 0, "".join(out), ""
 
     def _show_system(self, args: list[str]) -> Result:
         opts, _ = _options(args)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from rocefab.lab import routing
 from rocefab.lab.wiring import BgpPeerConfig, BgpSpeaker
 
 if TYPE_CHECKING:
@@ -81,7 +82,30 @@ def bgp_speaker(dev: CumulusDevice) -> BgpSpeaker | None:
     for name, conf in _interfaces(dev).items():
         for cidr in ((conf.get("ip") or {}).get("address") or {}):
             addresses[str(cidr).split("/")[0]] = name
-    return BgpSpeaker(asn, str(bgp.get("router-id", top.get("router-id", "0.0.0.0"))), tuple(peers), addresses)
+    networks = tuple(str(n) for n in ((bgp.get("address-family") or {}).get("ipv4-unicast") or {}).get("network") or {})
+    return BgpSpeaker(asn, str(bgp.get("router-id", top.get("router-id", "0.0.0.0"))), tuple(peers), addresses,
+                      networks)
+
+
+def ip_route(dev: CumulusDevice, prefix: str) -> Tree:
+    """FRR's `show ip route PREFIX json` (vtysh): the prefix -> a list of route entries, the selected one with
+    `protocol`, `selected`, `installed` and its `nexthops` (`ip`, `afi`, `interfaceName`, `active`, `fib`); an
+    unnumbered session's next hop is the peer's IPv6 link-local address. No route: `{}`. Next hops from the lab's
+    BGP (lab/routing.py)."""
+    hops = routing.next_hops(dev.wiring, dev.name, prefix)
+    if hops == []:
+        return {}
+    if hops is None:
+        nexthops: list[Tree] = [{"fib": True, "directlyConnected": True, "interfaceName": "lo", "active": True}]
+        protocol, distance = "connected", 0
+    else:
+        nexthops = [{"fib": True, "ip": h.next_hop, "afi": "ipv6" if ":" in h.next_hop else "ipv4",
+                     "interfaceName": h.interface, "active": True, "weight": 1} for h in hops]
+        protocol, distance = "bgp", 20
+    return {prefix: [{"prefix": prefix, "prefixLen": int(prefix.split("/")[1]), "protocol": protocol,
+                      "vrfName": "default", "selected": True, "destSelected": True, "distance": distance,
+                      "metric": 0, "installed": True, "table": 254, "internalNextHopNum": len(nexthops),
+                      "internalNextHopActiveNum": len(nexthops), "nexthops": nexthops}]}
 
 
 def bgp_neighbors(dev: CumulusDevice) -> Tree:

@@ -17,6 +17,7 @@ import hashlib
 import re
 from typing import TYPE_CHECKING, Any
 
+from rocefab.lab import routing
 from rocefab.lab.configtree import Cursor
 from rocefab.lab.wiring import BgpPeerConfig, BgpSpeaker
 
@@ -141,9 +142,37 @@ def queue_counters(dev: EosDevice) -> dict[str, Any]:
         lossless = wiring.lossless_class if wiring is not None else -1
         classes = {f"TC{tc}": {"dropPrecedences": {"DP0": {
             "droppedPackets": c.lossless_drops if c and tc == lossless else 0,
-            "droppedBytes": 4200 * c.lossless_drops if c and tc == lossless else 0}}} for tc in range(8)}
+            "droppedBytes": 4200 * c.lossless_drops if c and tc == lossless else 0}},
+            "ecnMarkedPackets": c.ecn_marked if c and tc == lossless else 0} for tc in range(8)}
         rows[port] = {"ucastQueues": {"trafficClasses": classes}}
     return {"egressQueueCounters": {"interfaces": rows}}
+
+
+def pfc_detail(dev: EosDevice) -> dict[str, Any]:
+    """`show priority-flow-control counters detail`: pause frames per port and priority (the lab pauses only the
+    lossless one)."""
+    wiring = dev.wiring
+    rows = {}
+    for port in _wired(dev):
+        c = wiring.port_counters(dev.name, port) if wiring is not None else None
+        lossless = wiring.lossless_class if wiring is not None else -1
+        rows[port] = {"priorities": {str(p): {"rxFrames": c.pfc_rx if c and p == lossless else 0,
+                                              "txFrames": c.pfc_tx if c and p == lossless else 0}
+                                     for p in range(8)}}
+    return {"interfaces": rows}
+
+
+def pfc_watchdog(dev: EosDevice) -> dict[str, Any]:
+    """`show priority-flow-control counters watchdog`: per port and tx queue the times the watchdog found it stuck
+    and restored it; EOS leaves out a port until its first event."""
+    wiring = dev.wiring
+    rows = {}
+    for port in _wired(dev):
+        c = wiring.port_counters(dev.name, port) if wiring is not None else None
+        if c is not None and c.watchdog_storms and wiring is not None:
+            rows[port] = {"txQueues": {str(wiring.lossless_class): {
+                "stuckCount": c.watchdog_storms, "recoveryCount": c.watchdog_storms}}}
+    return {"interfaces": rows}
 
 
 def lldp_neighbors(dev: EosDevice) -> list[dict[str, Any]]:
@@ -159,9 +188,7 @@ def lldp_neighbors(dev: EosDevice) -> list[dict[str, Any]]:
     return rows
 
 
-def link_local(device: str, port: str) -> str:
-    digest = hashlib.sha256(f"{device} {port}".encode()).hexdigest()
-    return f"fe80::{digest[0:4]}:{digest[4:8]}:{digest[8:12]}:{digest[12:16]}"
+link_local = routing.link_local
 
 
 def bgp_speaker(dev: EosDevice) -> BgpSpeaker | None:
@@ -190,7 +217,26 @@ def bgp_speaker(dev: EosDevice) -> BgpSpeaker | None:
     for name, s in _settings(dev).items():
         if m := re.match(r"ip address (\S+)/\d+", s.get("ip address", "")):
             addresses[m.group(1)] = name
-    return BgpSpeaker(asn, router_id, tuple(peers), addresses)
+    networks = tuple(m.group(1) for af in router.children for c in af.children
+                     if (m := re.fullmatch(r"network (\S+)", c.line)))
+    return BgpSpeaker(asn, router_id, tuple(peers), addresses, networks)
+
+
+def ip_route(dev: EosDevice, prefix: str) -> dict[str, Any]:
+    """`show ip route PREFIX` as eAPI prints it: vrfs -> default -> routes keyed by prefix, each with its
+    `routeType` and `vias` (`nexthopAddr`, `interface`); no route, no key. Next hops come from the lab's BGP
+    (lab/routing.py)."""
+    hops = routing.next_hops(dev.wiring, dev.name, prefix)
+    routes: dict[str, Any] = {}
+    if hops is None:
+        routes[prefix] = {"routeType": "connected", "directlyConnected": True, "routeAction": "forward",
+                          "vias": [{"interface": "Loopback0"}], "kernelProgrammed": True, "hardwareProgrammed": True}
+    elif hops:
+        routes[prefix] = {"routeType": "eBGP", "directlyConnected": False, "routeAction": "forward",
+                          "preference": 200, "metric": 0, "kernelProgrammed": True, "hardwareProgrammed": True,
+                          "vias": [{"nexthopAddr": h.next_hop, "interface": h.interface} for h in hops]}
+    return {"vrfs": {"default": {"routes": routes, "allRoutesProgrammedHardware": True,
+                                 "allRoutesProgrammedKernel": True, "defaultRouteState": "notSet"}}}
 
 
 def _is_address(word: str) -> bool:

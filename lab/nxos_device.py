@@ -20,7 +20,7 @@ from typing import Any
 
 import asyncssh
 
-from rocefab.lab import nxos_state
+from rocefab.lab import nxos_counters, nxos_state
 from rocefab.lab.faults import Reachability
 from rocefab.lab.nxos_config import Cursor, InvalidCommandError, NxosConfig, rollback_patch
 from rocefab.lab.nxos_grammar import INVALID
@@ -171,6 +171,12 @@ class CliSession:
                 (r"show lldp neighbors detail", lambda m: Reply(nxos_state.lldp_detail(device))),
                 (r"show ip bgp summary(?: vrf default)?", self._show_bgp),
                 (r"show vpc brief", self._show_vpc),
+                (r"show interface counters", lambda m: Reply("", nxos_counters.interface_counters(device))),
+                (r"show interface counters errors", lambda m: Reply("", nxos_counters.error_counters(device))),
+                (r"show interface priority-flow-control", lambda m: Reply("", nxos_counters.pfc(device))),
+                (r"show queuing interface", lambda m: Reply("", nxos_counters.queuing(device))),
+                (r"show queuing pfc-queue detail", lambda m: Reply("", nxos_counters.pfc_queue(device))),
+                (r"show ip route (\S+)", lambda m: Reply(f"{m.group(1)}\n", nxos_state.ip_route(device, m.group(1)))),
                 (r"show interface", self._show_interface),
                 (r"show inventory", self._show_inventory),
                 (r"show file (\S+) md5sum", self._md5),

@@ -14,6 +14,7 @@ import hashlib
 import re
 from typing import TYPE_CHECKING, Any
 
+from rocefab.lab import routing
 from rocefab.lab.nxos_config import Node
 from rocefab.lab.wiring import BgpPeerConfig, BgpSpeaker
 
@@ -123,7 +124,31 @@ def bgp_speaker(dev: NxosDevice) -> BgpSpeaker | None:
             found = re.search(r"ip address (\S+)/\d+", " ".join(_lines(node).values()))
             if found:
                 addresses[found.group(1)] = node.line.split()[1]
-    return BgpSpeaker(asn, router_id, tuple(peers), addresses)
+    networks = tuple(c.line.split()[1] for af in router.children if af.line == "address-family ipv4 unicast"
+                     for c in af.children if c.line.startswith("network "))
+    return BgpSpeaker(asn, router_id, tuple(peers), addresses, networks)
+
+
+def ip_route(dev: NxosDevice, prefix: str) -> dict[str, Any]:
+    """`show ip route PREFIX | json` as NX-API nests it: TABLE_vrf / TABLE_addrf / TABLE_prefix / TABLE_path, a
+    ROW_path per next hop (`ipnexthop`, `ifname` in the short form NX-OS prints, `ubest`), `ucast-nhops` the count;
+    no route, an empty TABLE_vrf. Next hops from the lab's BGP (lab/routing.py)."""
+    hops = routing.next_hops(dev.wiring, dev.name, prefix)
+    if hops is None:
+        paths: list[dict[str, Any]] = [{"ifname": "Lo0", "ubest": "true", "pref": "0", "metric": "0",
+                                        "clientname": "direct"}]
+    elif hops:
+        speaker = bgp_speaker(dev)
+        paths = [{"ipnexthop": h.next_hop, "ifname": _short(h.interface), "ubest": "true", "pref": "20",
+                  "metric": "0", "clientname": f"bgp-{speaker.asn if speaker else 0}", "type": "external"}
+                 for h in hops]
+    else:
+        return {"TABLE_vrf": {"ROW_vrf": {"vrf-name-out": "default", "TABLE_addrf": {"ROW_addrf": {
+            "addrf": "ipv4"}}}}}
+    row = {"ipprefix": prefix, "ucast-nhops": str(len(paths)), "mcast-nhops": "0",
+           "attached": str(hops is None).lower(), "TABLE_path": {"ROW_path": paths[0] if len(paths) == 1 else paths}}
+    return {"TABLE_vrf": {"ROW_vrf": {"vrf-name-out": "default", "TABLE_addrf": {"ROW_addrf": {
+        "addrf": "ipv4", "TABLE_prefix": {"ROW_prefix": row}}}}}}
 
 
 def bgp_summary(dev: NxosDevice) -> dict[str, Any]:

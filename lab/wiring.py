@@ -36,6 +36,7 @@ class BgpSpeaker:
     router_id: str
     peers: tuple[BgpPeerConfig, ...]
     addresses: dict[str, str]  # this device's interface addresses (without prefix length) -> interface
+    networks: tuple[str, ...] = ()  # the prefixes it originates (network statements)
 
 
 def _accepts(configured: int, actual: int, own: int) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rocefab.deploy.verify import doctor_fabric
 from rocefab.deploy.verify.checks import Row, Verdict
 from rocefab.renderers.plan import FabricPlan, PortRole, Role
 
@@ -86,6 +87,11 @@ RULES = (
          "count exceeded\"", "PFC headroom too small for the cable (set `cabling` lengths or "
          "`qos.pfc.measured_headroom_bytes` and re-apply), or the partner ignores pause: check PFC at both ends",
          False),
+    Rule("watchdog-firing", ("pfc-watchdog-events",), "PFC watchdog shut the lossless queue",
+         "the port's lossless queue was shut down: RoCE flows through it stall, then drop (the watchdog discards "
+         "while it holds the queue), and jobs see retransmissions or \"transport retry count exceeded\"",
+         "find what keeps pausing {device} {port}: the far end's receiver (a stuck NIC or host, a PFC storm from "
+         "below); the watchdog only contains it", False),
     Rule("input-errors", ("input-error-rate",), "input errors above 0.001 % of packets",
          "corrupted frames are dropped: RoCE retransmits, bandwidth and tail latency suffer",
          "clean or replace the cable and optics of {device} {port}", False),
@@ -152,7 +158,9 @@ def diagnose(plan: FabricPlan, rows: Sequence[Row], intent: str, inventory: str)
                              tuple(f"{r.check}: expected {r.expected}, observed {r.observed}" for r in evidence),
                              rule.symptom, rule.fix.format(device=device, port=port,
                                                            apply=_apply(intent, inventory, device))))
-    return out + _retransmissions(plan, rows) + _oversubscription(plan, rows)
+    fabric = [Diagnosis(d.code, d.device, d.port, d.title, d.evidence, d.symptom, d.fix)
+              for d in doctor_fabric.ecmp_below_plan(plan, rows) + doctor_fabric.tier_too_thin(plan, rows)]
+    return out + _retransmissions(plan, rows) + _oversubscription(plan, rows) + fabric
 
 
 def _retransmissions(plan: FabricPlan, rows: Sequence[Row]) -> list[Diagnosis]:

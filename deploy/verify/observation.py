@@ -71,6 +71,14 @@ class Mlag:
 
 
 @dataclass(frozen=True, slots=True)
+class NextHop:
+    """One equal-cost next hop of an installed route."""
+
+    address: str | None  # the gateway (an IPv6 link-local one for an unnumbered session); None: attached
+    interface: str | None  # the local interface, by its long name; None where the device does not say
+
+
+@dataclass(frozen=True, slots=True)
 class SwitchObservation:
     device: str
     interfaces: Mapping[str, Interface]
@@ -78,6 +86,8 @@ class SwitchObservation:
     bgp: tuple[BgpSession, ...]
     qos: SwitchQos | None
     mlag: Mlag | None  # None: the switch runs no MLAG/vPC
+    # the routes verify asked for, each with its next hops (a prefix without a route maps to ()); None: not read
+    routes: Mapping[str, tuple[NextHop, ...]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +147,12 @@ class PortCounters:
     pfc_rx: int  # PFC pause frames received / sent, all priorities
     pfc_tx: int
     queue_drops: Mapping[int, int]  # egress drops per traffic class
+    # per priority (PFC) or class (queues); None: the reader does not read it, a class missing counts 0
+    pfc_rx_priority: Mapping[int, int] | None = None
+    pfc_tx_priority: Mapping[int, int] | None = None
+    watchdog_storms: Mapping[int, int] | None = None  # times the PFC watchdog shut the queue down
+    ecn_marked: Mapping[int, int] | None = None  # packets sent ECN-marked, per egress queue
+    out_packets: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

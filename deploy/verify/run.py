@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rocefab.deploy.inventory import Access
 from rocefab.deploy.session import DeployError, DeviceSession, describe
@@ -22,6 +22,7 @@ from rocefab.deploy.verify.checks import (
     host_rows,
     switch_rows,
 )
+from rocefab.deploy.verify.ecmp import ecmp_rows, planned_routes
 from rocefab.deploy.verify.observation import (
     HostCounters,
     HostObservation,
@@ -44,6 +45,7 @@ class Reading:
     counters_error: str | None = None
     sample_s: float = 0.0
     host_counters: tuple[HostCounters, HostCounters] | None = None  # a host's two reads
+    routes_error: str | None = None  # a switch whose routes could not be read
 
 
 def _sample(session: DeviceSession, device: Switch | Host, sample_s: float) -> tuple[
@@ -71,15 +73,22 @@ def _sample_host(session: DeviceSession, host: Host, sample_s: float) -> tuple[
 
 
 def read_device(access: Access, device: Switch | Host, sessions: SessionFactory, run_id: str,
-                sample_s: float = 0.0) -> Reading:
+                sample_s: float = 0.0, prefixes: Sequence[str] = ()) -> Reading:
+    """Read one device; a switch's routes to `prefixes` too (the ECMP check's)."""
     try:
         with sessions(access, run_id) as session:
             observation = session.observe(device)
             if isinstance(device, Host):
                 host_counters, why = _sample_host(session, device, sample_s)
                 return Reading(access.name, observation, None, None, why, sample_s, host_counters)
+            routes_error = None
+            if isinstance(observation, SwitchObservation) and prefixes:
+                try:
+                    observation = replace(observation, routes=session.routes(device, prefixes))
+                except DeployError as exc:
+                    routes_error = exc.message
             counters, why = _sample(session, device, sample_s)
-            return Reading(access.name, observation, None, counters, why, sample_s)
+            return Reading(access.name, observation, None, counters, why, sample_s, routes_error=routes_error)
     except DeployError as exc:
         return Reading(access.name, None, exc.message)
     except Exception as exc:
@@ -93,7 +102,9 @@ def read_fleet(plan: FabricPlan, accesses: Sequence[Access], sessions: SessionFa
     devices.update({h.name: h for h in plan.hosts})
 
     def one(access: Access) -> Reading:
-        reading = read_device(access, devices[access.name], sessions, run_id, sample_s)
+        device = devices[access.name]
+        prefixes = [r.prefix for r in planned_routes(plan, device)] if isinstance(device, Switch) else []
+        reading = read_device(access, device, sessions, run_id, sample_s, prefixes)
         if progress is not None:
             progress(access.name)
         return reading
@@ -113,6 +124,10 @@ def check(plan: FabricPlan, readings: Sequence[Reading]) -> list[Row]:
             rows.append(Row(reading.name, "", "read", "readable", reading.error or "no answer", Verdict.FAIL))
         elif isinstance(obs, SwitchObservation) and reading.name in switches:
             rows += switch_rows(plan, switches[reading.name], obs)
+            if obs.routes is not None:
+                rows += ecmp_rows(plan, switches[reading.name], obs.routes)
+            elif reading.routes_error is not None:
+                rows.append(Row(reading.name, "", "ecmp", "routes read", reading.routes_error, Verdict.WARN))
             if reading.counters is not None:
                 rows += counter_rows(plan, switches[reading.name], *reading.counters, reading.sample_s)
             elif reading.counters_error is not None:

@@ -16,6 +16,7 @@ ECN are per traffic class, mapped back to switch priorities through the egress q
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +26,7 @@ from rocefab.deploy.verify.observation import (
     Interface,
     Mlag,
     Neighbor,
+    NextHop,
     PortQos,
     SwitchObservation,
     SwitchQos,
@@ -132,6 +134,26 @@ def qos(applied: Tree, default_dscp: Sequence[int], ports: Sequence[str]) -> Swi
     interfaces_ = _get(applied, "interface")
     port_qos = {port: PortQos(trust, pfc, "pfc-watchdog" in _get(interfaces_, port, "qos")) for port in ports}
     return SwitchQos(tuple(dscp), frozenset(strict), ecn, port_qos)
+
+
+def route_command(prefix: str) -> str:
+    """FRR's own JSON through vtysh: NVUE's `nv show vrf default router rib ipv4 route PREFIX` points at a
+    next-hop group (`nv show router nexthop`) rather than listing the next hops, and its per-route JSON is not in
+    the NVUE reference; FRR's `show ip route PREFIX json` is FRR's documented shape. Unconfirmed on a switch:
+    that the login user may run vtysh without sudo (members of the frrvty group may)."""
+    return f"vtysh -c {shlex.quote(f'show ip route {prefix} json')}"
+
+
+def route(shown: Tree, prefix: str) -> tuple[NextHop, ...]:
+    """Next hops of the selected entry for `prefix` in FRR's `show ip route PREFIX json` ({prefix: [entry, ...]},
+    each entry `selected`/`installed` with `nexthops`: `ip`, `interfaceName`, `active`, `fib`). Only active next
+    hops installed in the FIB count."""
+    for entry in shown.get(prefix) or []:
+        if isinstance(entry, dict) and entry.get("selected"):
+            return tuple(NextHop(h.get("ip") or None, h.get("interfaceName") or None)
+                         for h in entry.get("nexthops", []) if isinstance(h, dict) and h.get("active")
+                         and h.get("fib", True))
+    return ()
 
 
 def observe(shown_interfaces: str, shown_bgp: str, shown_mlag: str, applied: Tree, name: str,

@@ -9,9 +9,10 @@ uploaded over SFTP and staged as the pending revision, `nv config diff` is the d
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import yaml
@@ -24,7 +25,7 @@ from rocefab.models.loader import load_yaml12
 from rocefab.renderers.natural import natural_key
 
 if TYPE_CHECKING:
-    from rocefab.deploy.verify.observation import Observation
+    from rocefab.deploy.verify.observation import NextHop, Observation, PortCounters
 
 # Files in the login's home directory on the switch (SFTP and exec both start there), named per run.
 FILE_PREFIX = "rocefab-"
@@ -206,6 +207,33 @@ class CumulusSession(SshDeviceSession):
                                    [p.name for p in device.ports])
         except ValueError as exc:
             raise DeployError(self.name, f"unreadable show output: {exc}") from None
+
+    def routes(self, device: Any, prefixes: Sequence[str]) -> dict[str, tuple[NextHop, ...]]:
+        from rocefab.platforms.cumulus import observe
+
+        out = {}
+        for prefix in prefixes:
+            result = self.ssh.run(observe.route_command(prefix))
+            if result.status != 0:
+                said = (result.stderr or result.stdout).strip().splitlines()
+                raise DeployError(self.name, f"vtysh exited {result.status}: {' | '.join(said[-2:]) or '(no output)'}")
+            try:
+                out[prefix] = observe.route(json.loads(result.stdout or "{}"), prefix)
+            except ValueError as exc:
+                raise DeployError(self.name, f"unreadable vtysh output: {exc}") from None
+        return out
+
+    def counters(self, device: Any) -> dict[str, PortCounters]:
+        from rocefab.platforms.cumulus import counters as reader
+
+        shown = {}
+        for p in device.ports:
+            general, qos, watchdog = (self._nv(*words).stdout for words in reader.commands(p.name))
+            shown[p.name] = (general, qos, watchdog)
+        try:
+            return reader.parse(shown)
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise DeployError(self.name, f"unreadable counters: {exc}") from None
 
     def backup(self) -> str:
         tree = self._applied()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import ssl
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import pyeapi.eapilib
@@ -24,7 +24,7 @@ from rocefab.deploy.session import DeployError, DeviceSession, describe
 from rocefab.platforms.eos import PRESERVED
 
 if TYPE_CHECKING:
-    from rocefab.deploy.verify.observation import Observation, PortCounters
+    from rocefab.deploy.verify.observation import NextHop, Observation, PortCounters
 
 # napalm 5.2.0 lets pyeapi's own ConnectionError (bad password, refused connection) escape `open()`.
 _CONNECT_ERRORS: tuple[type[BaseException], ...] = (ConnectionException, pyeapi.eapilib.ConnectionError, OSError)
@@ -209,6 +209,14 @@ class EosSession(DeviceSession):
             return observe.counters(self._device, [p.name for p in device.ports])
         except _DEVICE_ERRORS as exc:
             raise self._fail("reading counters for verify", exc) from None
+
+    def routes(self, device: Any, prefixes: Sequence[str]) -> dict[str, tuple[NextHop, ...]]:
+        from rocefab.platforms.eos import observe
+
+        try:
+            return observe.routes(self._device, prefixes)
+        except _DEVICE_ERRORS as exc:
+            raise self._fail("reading routes for verify", exc) from None
 
     def close(self) -> None:
         device = getattr(self, "_device", None)

@@ -21,6 +21,7 @@ from rocefab.deploy.verify.observation import (
     BgpSession,
     Ecn,
     Mlag,
+    NextHop,
     PortQos,
     SwitchObservation,
     SwitchQos,
@@ -143,6 +144,41 @@ def _dscp_map(policy: ConfigNode, classes: dict[str, set[int]]) -> list[int]:
             if d < 64 and mapping[d] is None:
                 mapping[d] = group
     return [default if g is None else g for g in mapping]
+
+
+def _long(name: str) -> str:
+    """Eth1/61 -> Ethernet1/61, Po10 -> port-channel10, Vlan3967 as it is."""
+    for short, long in (("Eth", "Ethernet"), ("Po", "port-channel"), ("Lo", "loopback")):
+        if name.startswith(short) and not name.startswith(long) and name[len(short):][:1].isdigit():
+            return long + name[len(short):]
+    return name
+
+
+def route(shown: dict[str, Any], prefix: str) -> tuple[NextHop, ...]:
+    """Next hops of `prefix` in `show ip route PREFIX | json`: TABLE_vrf / TABLE_addrf / TABLE_prefix /
+    TABLE_path, a ROW_path per next hop with `ipnexthop` and `ifname` (NX-API's documented nesting for this
+    command; the short interface names NX-OS prints are made long). Only `ubest` paths count: a path NX-OS keeps
+    but does not forward on is no ECMP member. No route: no ROW_prefix."""
+    hops: list[NextHop] = []
+    for vrf in _rows(shown.get("TABLE_vrf"), "ROW_vrf"):
+        for af in _rows(vrf.get("TABLE_addrf"), "ROW_addrf"):
+            for row in _rows(af.get("TABLE_prefix"), "ROW_prefix"):
+                if row.get("ipprefix") != prefix:
+                    continue
+                for path in _rows(row.get("TABLE_path"), "ROW_path"):
+                    if str(path.get("ubest", "true")).lower() == "true":
+                        hops.append(NextHop(path.get("ipnexthop") or None,
+                                            _long(str(path["ifname"])) if path.get("ifname") else None))
+    return tuple(hops)
+
+
+def routes(driver: Any, prefixes: Sequence[str]) -> dict[str, tuple[NextHop, ...]]:
+    """One NX-API request for every prefix."""
+    if not prefixes:
+        return {}
+    commands = [f"show ip route {p} | json" for p in prefixes]
+    answers = driver.cli(commands)
+    return {p: route(json.loads(str(answers[c]) or "{}"), p) for p, c in zip(prefixes, commands, strict=True)}
 
 
 def observe(driver: Any, name: str, ports: Sequence[str]) -> SwitchObservation:

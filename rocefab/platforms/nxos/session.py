@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -33,7 +34,7 @@ from rocefab.deploy.session import DeployError, DeviceSession, describe
 from rocefab.platforms.nxos import PRESERVED
 
 if TYPE_CHECKING:
-    from rocefab.deploy.verify.observation import Observation
+    from rocefab.deploy.verify.observation import NextHop, Observation, PortCounters
 
 # NAPALM's NX-OS drivers let NX-API, netmiko and paramiko errors through alongside their own.
 _ERRORS = (
@@ -200,6 +201,26 @@ class NxosSession(DeviceSession):
             raise self._fail("reading state for verify", exc) from None
         except (KeyError, TypeError, json.JSONDecodeError) as exc:
             raise DeployError(self.name, f"unreadable show output: {describe(exc)}") from None
+
+    def routes(self, device: Any, prefixes: Sequence[str]) -> dict[str, tuple[NextHop, ...]]:
+        from rocefab.platforms.nxos import observe
+
+        try:
+            return observe.routes(self._device, prefixes)
+        except _ERRORS as exc:
+            raise self._fail("reading routes for verify", exc) from None
+        except (KeyError, TypeError, json.JSONDecodeError) as exc:
+            raise DeployError(self.name, f"unreadable show output: {describe(exc)}") from None
+
+    def counters(self, device: Any) -> dict[str, PortCounters]:
+        from rocefab.platforms.nxos import counters as reader
+
+        try:
+            return reader.read(self._device, [p.name for p in device.ports])
+        except _ERRORS as exc:
+            raise self._fail("reading counters for verify", exc) from None
+        except (KeyError, TypeError, ValueError) as exc:
+            raise DeployError(self.name, f"unreadable counters: {describe(exc)}") from None
 
     def close(self) -> None:
         device = getattr(self, "_device", None)

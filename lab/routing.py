@@ -1,0 +1,97 @@
+"""The lab's BGP routing: which next hops a switch installs for a prefix, from the live sessions of the wiring.
+
+Each switch originates what its running config's `network` statements name. Routes travel over established
+sessions only (lab/wiring.py decides those: both ends configured, the link up, no `bgp-down` fault), one path per
+session, each speaker advertising its best path with its AS prepended; a speaker refuses a path that already
+carries its own AS (eBGP's loop check). A switch installs every session's path of the shortest AS-path length
+(`maximum-paths` with multipath relax, as the rendered configs ask) — so a pulled cable or a stopped peer takes its
+next hop away, and a renderer that forgot a `network` line leaves the prefix unrouted, whatever the plan says.
+iBGP is not modelled (the plans' sessions are all eBGP).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+from dataclasses import dataclass
+
+from rocefab.lab.wiring import BgpPeerConfig, BgpSpeaker, Wiring
+
+
+def link_local(device: str, port: str) -> str:
+    """The IPv6 link-local address the lab gives `device`'s `port` (the same one EOS's BGP summary prints)."""
+    digest = hashlib.sha256(f"{device} {port}".encode()).hexdigest()
+    return f"fe80::{digest[0:4]}:{digest[4:8]}:{digest[8:12]}:{digest[12:16]}"
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    peer: str  # the far device
+    interface: str  # the local interface the session (and its next hop) uses
+    next_hop: str  # the far end's address: its /31 address, or its link-local one (unnumbered)
+
+
+def _local_interface(speaker: BgpSpeaker, address: str) -> str | None:
+    """The interface holding the /31 the peer's address is in (the plans number every routed link and peer
+    VLAN with /31s; the speaker's addresses come without their length)."""
+    peer = ipaddress.ip_address(address)
+    for mine, interface in speaker.addresses.items():
+        if mine != address and peer in ipaddress.ip_interface(f"{mine}/31").network:
+            return interface
+    return None
+
+
+def sessions(wiring: Wiring, device: str, speaker: BgpSpeaker) -> list[Session]:
+    """`device`'s established sessions, each with the interface and next hop its routes use."""
+    out = []
+    for peer in speaker.peers:
+        if not wiring.session_up(device, peer)[0]:
+            continue
+        far = wiring._far_speaker_end(device, peer)
+        if far is None:
+            continue
+        out.append(_session(speaker, peer, far))
+    return out
+
+
+def _session(speaker: BgpSpeaker, peer: BgpPeerConfig, far: tuple[str, str]) -> Session:
+    if peer.interface is not None:
+        return Session(far[0], peer.interface, link_local(*far))
+    address = peer.address or ""
+    return Session(far[0], _local_interface(speaker, address) or address, address)
+
+
+def next_hops(wiring: Wiring | None, device: str, prefix: str) -> list[Session] | None:
+    """The sessions `device` routes `prefix` over (empty: no route); None when it originates the prefix."""
+    if wiring is None:
+        return []
+    speakers = {name: found for name in list(wiring.devices) if (found := wiring._speaker(name)) is not None}
+    if device not in speakers:
+        return []
+    if prefix in speakers[device].networks:
+        return None
+    live = {name: sessions(wiring, name, sp) for name, sp in speakers.items()}
+    # best[name]: the AS path `name` advertises (its own AS first); rounds of advertisement until nothing changes
+    best: dict[str, tuple[int, ...]] = {n: (sp.asn,) for n, sp in speakers.items() if prefix in sp.networks}
+    origins = set(best)
+    for _ in range(len(speakers) + 1):
+        changed = False
+        for name, sp in speakers.items():
+            if name in origins:
+                continue
+            offers = [best[s.peer] for s in live[name] if s.peer in best and sp.asn not in best[s.peer]]
+            path = (sp.asn, *min(offers, key=lambda p: (len(p), p))) if offers else None
+            if path != best.get(name):
+                changed = True
+                if path is None:
+                    best.pop(name, None)
+                else:
+                    best[name] = path
+        if not changed:
+            break
+    me = speakers[device]
+    usable = [s for s in live[device] if s.peer in best and me.asn not in best[s.peer]]
+    if not usable:
+        return []
+    shortest = min(len(best[s.peer]) for s in usable)
+    return [s for s in usable if len(best[s.peer]) == shortest]
