@@ -12,16 +12,14 @@ import yaml
 from conftest import EXAMPLES, example_plan
 
 from rocefab.renderers.containerlab import (
-    MAX_HOSTS,
-    MAX_PARALLEL_LINKS,
     STARTUP_FOLDER,
     TOPOLOGY_FILE,
     container_interfaces,
     lab_names,
     render_containerlab,
     render_containerlab_files,
-    select_lab_cut,
 )
+from rocefab.renderers.lab_cut import MAX_HOSTS, MAX_PARALLEL_LINKS, select_lab_cut
 from rocefab.renderers.lab_startup import STARTUP, Renaming, StartupSyntax, rename_config
 from rocefab.renderers.plan import Endpoint, FabricPlan, Link, LinkKind, Role
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from conftest import INTENTS, TEST_VERSION
 
-from rocefab.renderers.containerlab import select_lab_cut
 from rocefab.renderers.fanout import render_to_folder
+from rocefab.renderers.lab_cut import select_lab_cut
 from rocefab.renderers.pipeline import check_file
 
 
