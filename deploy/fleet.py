@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
-import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -27,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rocefab.deploy.inventory import Access
+from rocefab.deploy.library_logs import CURRENT, library_logs_to_devices
 from rocefab.deploy.session import DeployError, DeviceSession, describe, new_run_id
 from rocefab.platforms import unit
 
@@ -91,56 +90,6 @@ def _noop(device: str, event: str) -> None:
     pass
 
 
-# --- what the device libraries log goes to the device it concerns, not to the terminal -----------------------
-
-_CURRENT = threading.local()
-_LIBRARY_LOGGERS = ("pyeapi", "napalm", "netmiko", "paramiko", "urllib3")
-
-
-class _ToDevice(logging.Handler):
-    """What a device library logs while a step of a device runs becomes part of that device's result;
-    outside one (a library's destructor at exit) it is dropped rather than printed as a traceback."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        result: DeviceResult | None = getattr(_CURRENT, "result", None)
-        if result is not None and len(result.library_said) < 5:
-            first = record.getMessage().strip().splitlines()[:1]
-            if first:
-                result.library_said.append(f"{record.name}: {first[0][:200]}")
-
-
-_HANDLER = _ToDevice(level=logging.WARNING)
-
-
-def capture_library_logs() -> None:
-    """For a process that runs fleets (the command line): pyeapi and friends log errors, with tracebacks,
-    that Python would print on stderr; from now on they go to the device they concern."""
-    for name in _LIBRARY_LOGGERS:
-        logger = logging.getLogger(name)
-        if _HANDLER not in logger.handlers:
-            logger.addHandler(_HANDLER)
-        logger.propagate = False
-
-
-@contextlib.contextmanager
-def _library_logs_to_devices() -> Iterator[None]:
-    """The same for one fleet command, for callers that keep their own logging otherwise."""
-    saved = []
-    for name in _LIBRARY_LOGGERS:
-        logger = logging.getLogger(name)
-        saved.append((logger, logger.propagate, _HANDLER in logger.handlers))
-        if _HANDLER not in logger.handlers:
-            logger.addHandler(_HANDLER)
-        logger.propagate = False
-    try:
-        yield
-    finally:
-        for logger, propagate, had in saved:
-            if not had:
-                logger.removeHandler(_HANDLER)
-            logger.propagate = propagate
-
-
 class Fleet:
     def __init__(self, targets: Sequence[Target], sessions: SessionFactory, concurrency: int = 16,
                  progress: Progress = _noop, replace: bool = True, run_id: str | None = None,
@@ -171,7 +120,7 @@ class Fleet:
             list(pool.map(lambda item: self._guard(item, step), items))
 
     def _guard(self, item: _Live, step: Callable[[_Live], None]) -> None:
-        _CURRENT.result = item.result
+        CURRENT.result = item.result
         try:
             step(item)
         except Exception as exc:  # one device's surprise must not kill the fan-out
@@ -182,7 +131,7 @@ class Fleet:
             if item.result.status not in (Status.FAILED, Status.UNKNOWN):
                 item.result.status, item.result.error = Status.FAILED, message
         finally:
-            _CURRENT.result = None
+            CURRENT.result = None
             item.result.seconds = time.monotonic() - item.started
 
     def _open(self, item: _Live) -> DeviceSession:
@@ -210,10 +159,10 @@ class Fleet:
         for item in items:
             if item.session is not None:
                 # Closing is best effort: the results are already known.
-                _CURRENT.result = item.result
+                CURRENT.result = item.result
                 with contextlib.suppress(Exception):
                     item.session.close()
-                _CURRENT.result = None
+                CURRENT.result = None
                 item.session = None
 
     def _live(self, targets: Iterable[Target]) -> list[_Live]:
@@ -226,7 +175,7 @@ class Fleet:
 
         Switches go first and hosts after them: a host's check runs its whole script and keeps a CPU busy,
         and a switch session waiting behind hundreds of those would only run into its own timeouts."""
-        with _library_logs_to_devices():
+        with library_logs_to_devices():
             return self._dry_run()
 
     def _dry_run(self) -> list[DeviceResult]:
@@ -247,7 +196,7 @@ class Fleet:
 
         `without_backup`: the run's devices that have no running config to save (hosts); the index names
         them, so a rollback can say which devices of the run it leaves as they are."""
-        with _library_logs_to_devices():
+        with library_logs_to_devices():
             return self._backup(folder, without_backup)
 
     def _backup(self, folder: Path, without_backup: Sequence[Target] = ()) -> list[DeviceResult]:
@@ -272,7 +221,7 @@ class Fleet:
 
     def apply(self, waves: Sequence[Sequence[str]], confirm_seconds: int | None) -> list[DeviceResult]:
         """Commit wave by wave; stop at the first wave with a failure, after rolling that wave back."""
-        with _library_logs_to_devices():
+        with library_logs_to_devices():
             return self._apply(waves, confirm_seconds)
 
     def _apply(self, waves: Sequence[Sequence[str]], confirm_seconds: int | None) -> list[DeviceResult]:

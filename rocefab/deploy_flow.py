@@ -18,8 +18,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from rocefab import deploy_report as report
 from rocefab.console import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, EXIT_UNKNOWN, err, out
-from rocefab.deploy.fleet import DeviceResult, Fleet, Status, Target, capture_library_logs
+from rocefab.deploy.fleet import DeviceResult, Fleet, Status, Target
 from rocefab.deploy.inventory import CredentialError, Inventory, PasswordSource, load_inventory
+from rocefab.deploy.library_logs import capture_library_logs
 from rocefab.deploy.lock import LockError, fleet_lock
 from rocefab.deploy.session import new_run_id
 from rocefab.deploy.targets import InventoryMismatch, build_targets, rollout_waves, session_factory

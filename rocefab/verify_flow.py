@@ -12,8 +12,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from rocefab.console import EXIT_FINDINGS, EXIT_INPUT, err, out
-from rocefab.deploy.fleet import capture_library_logs
 from rocefab.deploy.inventory import CredentialError, PasswordSource
+from rocefab.deploy.library_logs import capture_library_logs
 from rocefab.deploy.session import new_run_id
 from rocefab.deploy.targets import InventoryMismatch, device_kinds, open_session, plan_accesses
 from rocefab.deploy.verify.checks import Row, Verdict
