@@ -21,11 +21,12 @@ an answer; the parent logs every child that does not exit 0 there too, and the c
 reach, so the harness sees any of it (lab/stubserver.py `check`).
 """
 
-# ruff: noqa: PTH115, PTH116, PTH118, PTH119, PTH120, PTH123
+# ruff: noqa: PTH113, PTH115, PTH116, PTH118, PTH119, PTH120, PTH123, PTH208
 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import io
 import os
 import select
@@ -57,12 +58,14 @@ class Standalone(Exception):
 
 
 class Code:
-    """Each stub's compiled file, compiled again when it changes (one stat per call)."""
+    """Each stub's file compiled here in the parent, before the fork (a child's compile is lost with it: 6 ms per
+    call for `ip`), and compiled again when it changes; _state/_hardware loaded again when they change. One stat per
+    file per call."""
 
     def __init__(self) -> None:
-        self.cache: dict[str, tuple[tuple[int, int], CodeType]] = {}
-        self.modules = {m.__file__: m for m in (_state, _hardware)}
-        self.stamps = {path: self.stamp(path) for path in self.modules if path}
+        self.compiled: dict[str, tuple[tuple[int, int], CodeType]] = {}
+        self.modules = {path: self.stamp(path) for path in (_state.__file__, _hardware.__file__)}
+        self.refresh()
 
     @staticmethod
     def stamp(path: str) -> tuple[int, int]:
@@ -70,25 +73,25 @@ class Code:
         return st.st_mtime_ns, st.st_size
 
     def refresh(self) -> None:
-        """_state/_hardware edited while a lab runs: load them again, as the next standalone call would."""
         import importlib
 
-        changed = [path for path, stamp in self.stamps.items() if path and self.stamp(path) != stamp]
-        if changed:
+        if any(self.stamp(path) != stamp for path, stamp in self.modules.items()):
             importlib.reload(_hardware)  # _state does not import it; the stubs import both
             importlib.reload(_state)
-            self.stamps = {path: self.stamp(path) for path in self.stamps}
+            self.modules = {path: self.stamp(path) for path in self.modules}
+        for tool in os.listdir(HERE):
+            path = os.path.join(HERE, tool)
+            if tool.startswith(("_", ".")) or not os.path.isfile(path) or not os.access(path, os.X_OK):
+                continue
+            key = self.stamp(path)
+            if self.compiled.get(tool, (None,))[0] != key:
+                with open(path, "rb") as f:
+                    self.compiled[tool] = (key, compile(f.read(), path, "exec", dont_inherit=True))
 
     def get(self, tool: str) -> tuple[str, CodeType]:
-        path = os.path.join(HERE, tool)
-        if tool.startswith(("_", ".")) or "/" in tool or not os.access(path, os.X_OK):
+        if tool not in self.compiled:
             raise Standalone
-        key = self.stamp(path)
-        cached = self.cache.get(tool)
-        if cached is None or cached[0] != key:
-            with open(path, "rb") as f:
-                cached = self.cache[tool] = (key, compile(f.read(), path, "exec", dont_inherit=True))
-        return path, cached[1]
+        return os.path.join(HERE, tool), self.compiled[tool][1]
 
 
 def log(failures: str, text: str) -> None:
@@ -211,6 +214,12 @@ def run_stub(path: str, code: CodeType) -> int:
     return status
 
 
+def answer(conn: socket.socket, data: bytes) -> None:
+    """Send the answer; a client that is gone (killed by its caller's timeout) has nobody waiting for it."""
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        conn.sendall(data)
+
+
 def serve_one(conn: socket.socket, token: bytes, code: Code) -> None:
     """The child: one call, then os._exit."""
     request = b""
@@ -238,7 +247,7 @@ def serve_one(conn: socket.socket, token: bytes, code: Code) -> None:
         fds = [reopen(pid, fd, relay) for fd in (0, 1, 2)]
         os.chdir(cwd)
     except (OSError, ValueError, StopIteration, IndexError, Standalone):
-        conn.sendall(b"exec\n")
+        answer(conn, b"exec\n")
         return
     os.umask(umask)
     for fd, new in enumerate(fds):
@@ -264,7 +273,7 @@ def serve_one(conn: socket.socket, token: bytes, code: Code) -> None:
                     out, err = (out + data, err) if stream == 1 else (out, err + data)
                     relays.remove(fd)
                     break
-    conn.sendall(b"%d %d %d\n" % (status, len(out), len(err)) + out + err)
+    answer(conn, b"%d %d %d\n" % (status, len(out), len(err)) + out + err)
 
 
 def child(listener: socket.socket, conn: socket.socket, token: bytes, code: Code, failures: str) -> None:
