@@ -43,6 +43,10 @@ def pushed_lab_passes_and_every_check_was_made(inventory: Path) -> None:
                       "ecn", "bgp"):
             assert (device, check) in checks, f"{device} was not checked for {check}"
     assert ("leaf1-a", "mlag") in checks
+    # ECMP: a leaf reaches the spine's loopback over both uplinks, the spine the pair's subnet over all four links
+    ecmp = {(c["device"], c["port"]): c["expected"] for c in report["checks"] if c["check"] == "ecmp"}
+    assert ecmp[("leaf1-a", "10.0.0.1/32")].startswith("2 paths") and ecmp[("spine1", "10.101.0.0/24")].startswith(
+        "4 paths"), ecmp
     for host in ("gpu001", "gpu004"):
         for check in ("link", "speed", "mtu", "bond", "nic-trust", "nic-pfc", "nic-dscp-map", "global-pause",
                       "dcqcn", "rdma", "gid", "traffic-class", "rdma-cm-tos", "nccl"):
@@ -98,6 +102,10 @@ CASES = [
     ("gpu004", ("tos-reset", "mlx5_bond_0"), "tos-mismatch", ("gpu004", "mlx5_bond_0")),
     ("gpu002", ("nccl-set", "NCCL_IB_TC=0"), "nccl-env-mismatch", ("gpu002", "")),
     ("gpu004", ("unreachable",), "unreachable", ("gpu004", "")),
+    ("leaf1-b", ("link-down", "Ethernet62/1"), "ecmp-below-plan", ("leaf1-b", "Ethernet62/1")),
+    ("leaf1-b", ("link-down", "Ethernet62/1"), "ecmp-below-plan", ("spine1", "swp4")),
+    # both sessions to the spine cut: leaf1-b reaches the spine's loopback only through its MLAG peer now
+    ("spine1", ("bgp-down", "leaf1-b"), "ecmp-below-plan", ("leaf1-b", "Ethernet61/1,Ethernet62/1")),
 ]
 
 
@@ -173,8 +181,8 @@ def counters_over_a_sampling_window(lab: Path, inventory: Path) -> None:
     assert code == 0, [c for c in report["checks"] if c["verdict"] == "fail"]
     checks = {(c["device"], c["check"]) for c in report["checks"]}
     assert {("leaf1-a", "pfc-pause-rate"), ("leaf1-a", "lossless-drops"), ("leaf1-b", "input-error-rate")} <= checks
-    assert any(c["device"] == "spine1" and c["check"] == "counters" and c["verdict"] == "warn"
-               for c in report["checks"])
+    # the Cumulus spine's counters are read too (NVUE's interface and QoS counters)
+    assert {("spine1", "pfc-pause-rate"), ("spine1", "pfc-watchdog-events"), ("spine1", "ecn-marking")} <= checks
     fault(lab, "leaf1-a", "pause-storm", "Ethernet61/1")
     fault(lab, "leaf1-b", "drops", "Ethernet62/1")
     fault(lab, "leaf1-a", "errors", "Ethernet1/1")
@@ -183,6 +191,21 @@ def counters_over_a_sampling_window(lab: Path, inventory: Path) -> None:
     found = {(d["code"], d["device"], d["port"]) for d in diagnoses}
     assert {("pause-storm", "leaf1-a", "Ethernet61/1"), ("lossless-drops", "leaf1-b", "Ethernet62/1"),
             ("input-errors", "leaf1-a", "Ethernet1/1")} <= found, found
+
+
+def watchdog_and_ecn_marks(lab: Path, inventory: Path) -> None:
+    """A stormed port whose PFC watchdog keeps shutting the lossless queue fails (EOS leaf), and doctor names
+    watchdog-firing there; a congested spine port's ECN marks are a warning only (Cumulus spine)."""
+    fault(lab, "leaf1-b", "watchdog-storm", "Ethernet1/5")
+    fault(lab, "spine1", "ecn-marks", "swp1")
+    code, report = verify_lab_json(INTENT, inventory, "--sample-s", "1")
+    verdicts = {(c["device"], c["port"], c["check"]): c["verdict"] for c in report["checks"]}
+    assert code == 1 and verdicts[("leaf1-b", "Ethernet1/5", "pfc-watchdog-events")] == "fail"
+    assert verdicts[("spine1", "swp1", "ecn-marking")] == "warn", verdicts[("spine1", "swp1", "ecn-marking")]
+    _, diagnoses = doctor_lab_json(INTENT, inventory, "--sample-s", "1")
+    found = {(d["code"], d["device"], d["port"]) for d in diagnoses}
+    assert ("watchdog-firing", "leaf1-b", "Ethernet1/5") in found, found
+    assert not any(d["device"] == "spine1" and d["port"] == "swp1" for d in diagnoses), diagnoses
 
 
 def apply_rolls_back_a_wave_that_fails_verify(lab: Path, inventory: Path) -> None:
@@ -213,6 +236,7 @@ def test_verify_and_doctor_on_the_lab(lab: Path, subtests: pytest.Subtests) -> N
     steps += [("mlag without its peer link", lambda: mlag_pair_without_its_peer_link(lab, inventory)),
               ("apply's verify gate rolls back", lambda: apply_rolls_back_a_wave_that_fails_verify(lab, inventory)),
               ("counters over a sampling window", lambda: counters_over_a_sampling_window(lab, inventory)),
+              ("watchdog and ECN marks", lambda: watchdog_and_ecn_marks(lab, inventory)),
               ("faults refused with reasons", lambda: faults_are_refused_with_reasons(lab, inventory))]
     run_steps(lab, subtests, steps)
 

@@ -46,6 +46,10 @@ CASES = [
     (("cl-a", "dscp-map", "10", "3"), "dscp-map-mismatch", ("cl-a", "")),
     (("cl-b", "speed", port("cl-b", UP), "100"), "link-wrong-speed", ("cl-b", port("cl-b", UP))),
     (("cl-a", "strict-off", "6"), "cnp-not-strict", ("cl-a", "")),
+    # a pulled uplink: the NX-OS leaf and the NX-OS spine each lose a next hop at that cable's end
+    (("nx-a", "link-down", port("nx-a", UP)), "ecmp-below-plan", ("nx-a", port("nx-a", UP))),
+    (("cl-b", "link-down", port("cl-b", UP, 1)), "ecmp-below-plan", ("spine1", "Ethernet1/8")),
+    (("cl-b", "link-down", port("cl-b", UP, 1)), "ecmp-below-plan", ("cl-b", port("cl-b", UP, 1))),
 ]
 
 
@@ -63,6 +67,29 @@ def pair_without_its_peer_link_is_unhealthy(lab: Path, inventory: Path, pair: st
     assert {(f"{pair}-a", ""), (f"{pair}-b", "")} <= named(diagnoses, "mlag-unhealthy"), diagnoses
 
 
+def counters_on_nxos_and_cumulus(lab: Path, inventory: Path) -> None:
+    """--sample-s reads NX-OS and Cumulus counters: a healthy fabric passes with every counter check made, and
+    the counter faults are named on both platforms (one fault per device); ECN marks are a warning only."""
+    code, report = verify_json(INTENT, inventory, "--sample-s", "1")
+    assert code == 0, [c for c in report["checks"] if c["verdict"] != "pass"]
+    checks = {(c["device"], c["check"]) for c in report["checks"]}
+    for device in ("spine1", "nx-a", "cl-a"):
+        for check in ("pfc-pause-rate", "lossless-drops", "input-error-rate", "pfc-watchdog-events", "ecn-marking"):
+            assert (device, check) in checks, f"{device}: {check}"
+    assert not any(c["check"] == "counters" for c in report["checks"])
+    fault(lab, "nx-a", "pause-storm", port("nx-a", UP))
+    fault(lab, "nx-b", "drops", port("nx-b", UP))
+    fault(lab, "cl-a", "errors", port("cl-a", UP))
+    fault(lab, "cl-b", "watchdog-storm", port("cl-b", PortRole.HOST))
+    fault(lab, "spine1", "watchdog-storm", port("spine1", PortRole.DOWNLINK, 7))
+    status, diagnoses = doctor_json(INTENT, inventory, "--sample-s", "1")
+    assert status == 1
+    found = {(d["code"], d["device"], d["port"]) for d in diagnoses}
+    assert {("pause-storm", "nx-a", port("nx-a", UP)), ("lossless-drops", "nx-b", port("nx-b", UP)),
+            ("input-errors", "cl-a", port("cl-a", UP)), ("watchdog-firing", "cl-b", port("cl-b", PortRole.HOST)),
+            ("watchdog-firing", "spine1", port("spine1", PortRole.DOWNLINK, 7))} <= found, found
+
+
 def test_verify_and_doctor_on_nxos_and_cumulus(lab: Path, subtests: pytest.Subtests) -> None:
     """One test, one lab, one worker (see test_verify_lab.py)."""
     inventory = lab / "inventory.yaml"
@@ -72,4 +99,5 @@ def test_verify_and_doctor_on_nxos_and_cumulus(lab: Path, subtests: pytest.Subte
               for words, code, where in CASES]
     steps += [(f"{pair} pair without its peer link", lambda p=pair: pair_without_its_peer_link_is_unhealthy(
         lab, inventory, p)) for pair in ("nx", "cl")]
+    steps += [("counters on NX-OS and Cumulus", lambda: counters_on_nxos_and_cumulus(lab, inventory))]
     run_steps(lab, subtests, steps)
