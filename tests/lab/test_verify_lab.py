@@ -49,7 +49,8 @@ def pushed_lab_passes_and_every_check_was_made(inventory: Path) -> None:
         "4 paths"), ecmp
     for host in ("gpu001", "gpu004"):
         for check in ("link", "speed", "mtu", "bond", "nic-trust", "nic-pfc", "nic-dscp-map", "global-pause",
-                      "dcqcn", "rdma", "gid", "traffic-class", "rdma-cm-tos", "nccl"):
+                      "dcqcn", "rdma", "gid", "traffic-class", "rdma-cm-tos", "nccl", "nic-firmware", "firmware-match",
+                      "nvidia-peermem"):
             assert (host, check) in checks, f"{host} was not checked for {check}"
 
 
@@ -106,6 +107,8 @@ CASES = [
     ("leaf1-b", ("link-down", "Ethernet62/1"), "ecmp-below-plan", ("spine1", "swp4")),
     # both sessions to the spine cut: leaf1-b reaches the spine's loopback only through its MLAG peer now
     ("spine1", ("bgp-down", "leaf1-b"), "ecmp-below-plan", ("leaf1-b", "Ethernet61/1,Ethernet62/1")),
+    ("gpu003", ("firmware", "ens1f0np0", "28.39.1002"), "firmware-mismatch", ("gpu003", "mlx5_bond_0")),
+    ("gpu001", ("peermem-unload",), "peermem-missing", ("gpu001", "")),
 ]
 
 
@@ -169,7 +172,9 @@ def faults_are_refused_with_reasons(lab: Path, inventory: Path) -> None:
                         (("nowhere", "link-down", "swp1"), "no device 'nowhere'"),
                         (("spine1", "explode"), "no fault kind 'explode'"),
                         (("spine1", "speed", "swp1", "fast"), "not a whole number"),
-                        (("leaf1-a", "dscp-map", "24", "3"), "not modelled for leaf1-a's platform")):
+                        (("leaf1-a", "dscp-map", "24", "3"), "not modelled for leaf1-a's platform"),
+                        (("gpu001", "firmware", "ens1f0np0", "new"), "not a firmware release"),
+                        (("gpu001", "retransmits", "mlx5_9"), "no RDMA device 'mlx5_9'")):
         refused = rocefab("lab", "fault", *words, "--dir", lab)
         assert refused.returncode == 2 and said in refused.stderr, refused.stderr
 
@@ -191,6 +196,28 @@ def counters_over_a_sampling_window(lab: Path, inventory: Path) -> None:
     found = {(d["code"], d["device"], d["port"]) for d in diagnoses}
     assert {("pause-storm", "leaf1-a", "Ethernet61/1"), ("lossless-drops", "leaf1-b", "Ethernet62/1"),
             ("input-errors", "leaf1-a", "Ethernet1/1")} <= found, found
+
+
+def host_counters_over_a_sampling_window(lab: Path, inventory: Path) -> None:
+    """--sample-s reads the hosts' RDMA and NIC counters twice too: healthy hosts pass every counter check; gpu001's
+    retransmissions are named with what else failed on its leaf ports (leaf1-a Ethernet1/1's input errors), and
+    gpu002's pause storm at its NIC port and at the leaf port that receives it."""
+    _, report = verify_lab_json(INTENT, inventory, "--sample-s", "1")
+    hosts = [c for c in report["checks"] if c["device"].startswith("gpu")]
+    assert not [c for c in hosts if c["verdict"] != "pass"], [c for c in hosts if c["verdict"] != "pass"]
+    checks = {(c["device"], c["check"]) for c in hosts}
+    assert {(h, check) for h in ("gpu001", "gpu004")
+            for check in ("roce-retransmit-rate", "nic-cnp", "nic-pause-rate")} <= checks
+    fault(lab, "gpu001", "retransmits", "mlx5_bond_0")
+    fault(lab, "leaf1-a", "errors", "Ethernet1/1")
+    fault(lab, "gpu002", "host-pause-storm", "ens1f1np1")
+    status, diagnoses = doctor_lab_json(INTENT, inventory, "--sample-s", "1")
+    assert status == 1
+    found = {(d["code"], d["device"], d["port"]) for d in diagnoses}
+    assert {("roce-retransmissions", "gpu001", "mlx5_bond_0"), ("nic-pause-storm", "gpu002", "ens1f1np1"),
+            ("pause-storm", "leaf1-b", "Ethernet1/5")} <= found, found
+    retransmissions = next(d for d in diagnoses if d["code"] == "roce-retransmissions")
+    assert any("leaf1-a Ethernet1/1 input-error-rate" in e for e in retransmissions["evidence"]), retransmissions
 
 
 def watchdog_and_ecn_marks(lab: Path, inventory: Path) -> None:
@@ -236,6 +263,7 @@ def test_verify_and_doctor_on_the_lab(lab: Path, subtests: pytest.Subtests) -> N
     steps += [("mlag without its peer link", lambda: mlag_pair_without_its_peer_link(lab, inventory)),
               ("apply's verify gate rolls back", lambda: apply_rolls_back_a_wave_that_fails_verify(lab, inventory)),
               ("counters over a sampling window", lambda: counters_over_a_sampling_window(lab, inventory)),
+              ("host counters over a sampling window", lambda: host_counters_over_a_sampling_window(lab, inventory)),
               ("watchdog and ECN marks", lambda: watchdog_and_ecn_marks(lab, inventory)),
               ("faults refused with reasons", lambda: faults_are_refused_with_reasons(lab, inventory))]
     run_steps(lab, subtests, steps)
