@@ -11,11 +11,16 @@ import pytest
 import yaml
 
 from rocefab.deploy.verify.checks import Verdict, switch_rows
-from rocefab.deploy.verify.observation import Interface, Neighbor, SwitchObservation, SwitchQos
+from rocefab.deploy.verify.doctor_fabric import tier_too_thin
+from rocefab.deploy.verify.ecmp import ecmp_rows, planned_routes
+from rocefab.deploy.verify.observation import Interface, Neighbor, NextHop, PortCounters, SwitchObservation, SwitchQos
+from rocefab.deploy.verify.queue_checks import lossless_rows, pause_rates
 from rocefab.platforms import unit
+from rocefab.platforms.cumulus import counters as cumulus_counters
 from rocefab.platforms.cumulus import observe as cumulus
 from rocefab.platforms.eos import observe as eos
 from rocefab.platforms.host import observe as host
+from rocefab.platforms.nxos import counters as nxos_counters
 from rocefab.platforms.nxos import observe as nxos
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.plan import FabricPlan, Switch
@@ -129,3 +134,111 @@ def test_host_reader_parses_mlnx_qos_and_ethtool() -> None:
 def test_host_script_quotes_every_name() -> None:
     text = host.script(["bond0", "x; touch pwned"], ["mlx5_0"])
     assert "'x; touch pwned'" in text and "touch pwned\n" not in text
+
+
+# -- switch routes and counters: samples written in each command's shape, the source named at each -------------
+# EOS eAPI `show ip route 10.0.0.4/32`: vrfs -> default -> routes -> prefix -> vias (the keys ANTA's
+# VerifyRoutingTableEntry and next-hop tests read); an unnumbered (RFC 5549) via carries the peer's link-local.
+EOS_ROUTE = {"vrfs": {"default": {"routes": {"10.0.0.4/32": {
+    "routeType": "eBGP", "directlyConnected": False, "preference": 200, "metric": 0,
+    "vias": [{"nexthopAddr": "fe80::1c73:aa01", "interface": "Et61/1"},
+             {"nexthopAddr": "fe80::1c73:aa02", "interface": "Ethernet62/1"}]}}}}}
+# NX-API `show ip route 10.0.0.4/32 | json`: TABLE_vrf/TABLE_addrf/TABLE_prefix/TABLE_path; one path prints as a
+# dict, more as a list; `ubest` marks the paths NX-OS forwards on.
+NXOS_ROUTE = {"TABLE_vrf": {"ROW_vrf": {"vrf-name-out": "default", "TABLE_addrf": {"ROW_addrf": {
+    "addrf": "ipv4", "TABLE_prefix": {"ROW_prefix": {
+        "ipprefix": "10.0.0.4/32", "ucast-nhops": "3", "attached": "false", "TABLE_path": {"ROW_path": [
+            {"ipnexthop": "10.0.64.0", "ifname": "Eth1/61", "ubest": "true", "pref": "20", "clientname": "bgp-65101"},
+            {"ipnexthop": "10.0.64.2", "ifname": "Eth1/62", "ubest": "true", "pref": "20", "clientname": "bgp-65101"},
+            {"ipnexthop": "10.255.252.1", "ifname": "Vlan3967", "ubest": "false", "pref": "20"}]}}}}}}}}
+# FRR `show ip route 10.0.0.2/32 json` (vtysh): prefix -> entries, the selected one's nexthops.
+FRR_ROUTE = {"10.0.0.2/32": [{"prefix": "10.0.0.2/32", "protocol": "bgp", "selected": True, "installed": True,
+                              "distance": 20, "nexthops": [
+                                  {"fib": True, "ip": "10.0.64.8", "afi": "ipv4", "interfaceName": "swp62s0",
+                                   "active": True},
+                                  {"fib": True, "ip": "10.0.64.10", "afi": "ipv4", "interfaceName": "swp62s1",
+                                   "active": True},
+                                  {"ip": "10.0.64.12", "afi": "ipv4", "interfaceName": "swp1", "active": False}]}]}
+
+
+def test_route_readers_take_the_forwarding_next_hops() -> None:
+    assert eos.route(EOS_ROUTE, "10.0.0.4/32") == (NextHop("fe80::1c73:aa01", "Ethernet61/1"),
+                                                    NextHop("fe80::1c73:aa02", "Ethernet62/1"))
+    assert eos.route(EOS_ROUTE, "10.0.0.9/32") == ()
+    assert nxos.route(NXOS_ROUTE, "10.0.0.4/32") == (NextHop("10.0.64.0", "Ethernet1/61"),
+                                                      NextHop("10.0.64.2", "Ethernet1/62"))
+    assert nxos.route({"TABLE_vrf": {"ROW_vrf": {"TABLE_addrf": {"ROW_addrf": {"addrf": "ipv4"}}}}}, "x") == ()
+    assert cumulus.route(FRR_ROUTE, "10.0.0.2/32") == (NextHop("10.0.64.8", "swp62s0"),
+                                                        NextHop("10.0.64.10", "swp62s1"))
+    assert cumulus.route({}, "10.0.0.2/32") == ()
+    assert "'show ip route 10.0.0.2/32 json'" in cumulus.route_command("10.0.0.2/32")
+
+
+def test_ecmp_rows_count_paths_and_name_the_missing_ports() -> None:
+    sw = PLAN.switch("rack1-a")
+    routes = {r.prefix: tuple(NextHop(None, port) for port, _ in r.via) for r in planned_routes(PLAN, sw)}
+    assert routes and all(r.verdict is Verdict.PASS for r in ecmp_rows(PLAN, sw, routes))
+    remote = next(r for r in planned_routes(PLAN, sw) if len(r.via) > 2)
+    kept = remote.via[1:]
+    rows = {r.port: r for r in ecmp_rows(PLAN, sw, {**routes, remote.prefix: tuple(NextHop(None, p) for p, _ in kept)})}
+    failed = rows[remote.prefix]
+    assert failed.failed and f"missing {remote.via[0][0]} ({remote.via[0][1]})" in failed.observed, failed
+    # no route at all: every planned next hop is missing
+    gone = next(r for r in ecmp_rows(PLAN, sw, {**routes, remote.prefix: ()}) if r.port == remote.prefix)
+    assert gone.failed and gone.observed.startswith("0 paths") and all(p in gone.observed for p, _ in remote.via)
+
+
+# NX-API counters (rocefab/platforms/nxos/counters.py names which shapes are documented and which are not).
+NXOS_COUNTERS = [
+    {"TABLE_rx_counters": {"ROW_rx_counters": [{"interface_rx": "Ethernet1/1", "eth_inucast": 1000},
+                                               {"interface_rx": "Ethernet1/1", "eth_inmcast": 5, "eth_inbcast": 1}]},
+     "TABLE_tx_counters": {"ROW_tx_counters": [{"interface_tx": "Ethernet1/1", "eth_outucast": 2000},
+                                               {"interface_tx": "Ethernet1/1", "eth_outmcast": 0}]}},
+    {"TABLE_interface": {"ROW_interface": {"interface": "Ethernet1/1", "eth_fcs_err": 2, "eth_rcv_err": 3}}},
+    {"TABLE_pfc": {"ROW_pfc": {"ifname": "Ethernet1/1", "rxppp": 40, "txppp": 7}}},
+    {"TABLE_queuing_interface": {"ROW_queuing_interface": {"if_name_str": "Ethernet1/1", "TABLE_qosgrp_egress_stats": {
+        "ROW_qosgrp_egress_stats": [{"eq-qosgrp": "3", "TABLE_qosgrp_egress_stats_entry": {
+            "ROW_qosgrp_egress_stats_entry": [{"eq-stat-type": "WRED/AFD & Tail Drop Pkts", "eq-uc-stat-value": "9"},
+                                              {"eq-stat-type": "ECN Marked Pkts", "eq-uc-stat-value": "11"}]}}]},
+        "TABLE_pfc_stats": {"ROW_pfc_stats": [{"eq-pfc-cos": "3", "eq-pfc-rx-ppp": "40", "eq-pfc-tx-ppp": "7"}]}}}},
+    {"TABLE_pfc_queue": {"ROW_pfc_queue": {"ifname": "Ethernet1/1", "qos-group": "3", "shutdown-events": "2"}}},
+]
+
+
+def test_nxos_and_cumulus_counter_readers() -> None:
+    c = nxos_counters.parse(NXOS_COUNTERS, ["Ethernet1/1", "Ethernet1/2"])
+    one = c["Ethernet1/1"]
+    assert (one.in_packets, one.out_packets, one.in_errors, one.pfc_rx, one.pfc_tx) == (1006, 2000, 3, 40, 7)
+    assert one.queue_drops == {3: 9} and one.ecn_marked == {3: 11} and one.watchdog_storms == {3: 2}
+    assert one.pfc_rx_priority == {3: 40} and c["Ethernet1/2"].in_packets == 0
+    # NVUE: `nv show interface swp1 counters`, `... counters qos`, `... qos pfc-watchdog status` (-o json)
+    port = cumulus_counters.port(
+        {"in-pkts": 500, "in-errors": 1, "out-pkts": 800},
+        {"pfc-stats": {"switch-priority": {"3": {"rx-pause-frames": 12, "tx-pause-frames": 4}}},
+         "egress-queue-stats": {"traffic-class": {"3": {"tx-uc-buffer-discards": 6, "ecn-marked-packets": 8}}}},
+        {"switch-priority": {"3": {"deadlock-count": 1}}})
+    assert (port.in_packets, port.in_errors, port.out_packets, port.pfc_rx, port.pfc_tx) == (500, 1, 800, 12, 4)
+    assert port.queue_drops == {3: 6} and port.ecn_marked == {3: 8} and port.watchdog_storms == {3: 1}
+
+
+def test_watchdog_and_ecn_rows() -> None:
+    before = PortCounters(0, 0, 0, 0, {}, {3: 0}, {3: 0}, {3: 0}, {3: 0}, 0)
+    after = PortCounters(10, 0, 0, 0, {}, {3: 20_000}, {3: 0}, {3: 1}, {3: 5_000}, 100_000)
+    rows = {r.check: r for r in lossless_rows("leaf", "Ethernet1/1", before, after, 3)}
+    assert rows["pfc-watchdog-events"].failed and rows["ecn-marking"].verdict is Verdict.WARN
+    assert pause_rates(before, after, 3, 1.0)[:2] == (20_000.0, 0.0)
+    # a platform without per-priority PFC: the totals
+    assert pause_rates(PortCounters(0, 0, 0, 0, {}), PortCounters(0, 0, 50, 0, {}), 3, 1.0)[2] == "all priorities"
+
+
+def test_tier_too_thin_from_an_oversubscribed_plan(tmp_path: Path) -> None:
+    """The sized 128-server fabric asked for 2:1: doctor names the leaf tier from the plan alone, with its figures;
+    the 1:1 plans get no such diagnosis."""
+    intent = tmp_path / "tor2.yaml"
+    intent.write_text((ROOT / "intents" / "tor128-3tier.yaml").read_text().replace(
+        'oversubscription: "1:1"', 'oversubscription: "2:1"'))
+    thin = check_file(intent, "thin").plan
+    assert thin is not None
+    found = {d.title.split()[0]: d for d in tier_too_thin(thin, [])}
+    assert "leaf" in found and "2:1" in found["leaf"].title and "uplinks into" in found["leaf"].evidence[0]
+    assert tier_too_thin(PLAN, []) == []

@@ -98,7 +98,8 @@ def tier_too_thin(plan: FabricPlan, rows: Sequence[Row]) -> list[FabricDiagnosis
         sw, down, up_ports, up = max(thin, key=lambda t: t[1] / t[3])
         parents = sorted({p.peer.device for p in up_ports})
         speeds = sorted({p.speed_gbps for p in up_ports})
-        evidence = [f"{len(thin)} of {len(members)} {tier}s: {down}G below each over {len(up_ports)} x "
+        plural = "leaves" if tier == "leaf" else "spines"
+        evidence = [f"{len(thin)} of {len(members)} {plural}: {down}G below each over {len(up_ports)} x "
                     f"{'/'.join(f'{s}G' for s in speeds)} uplinks into {len(parents)} "
                     f"{'spines' if tier == 'leaf' else 'super-spines'}: {_ratio(down, up)}"]
         uplinks = {(s.name, p.name) for s, *_ in thin for p in s.ports if p.role is PortRole.UPLINK}
