@@ -12,8 +12,8 @@ from rocefab.deploy_commands import ConcurrencyOpt, InventoryOpt, OnlyOpt
 JsonOpt = Annotated[bool, typer.Option("--json", help="print the result as JSON for machines")]
 AllOpt = Annotated[bool, typer.Option("--all", help="list passed checks too, not only failures and warnings")]
 SampleOpt = Annotated[float, typer.Option("--sample-s", min=0, max=3600, help=(
-    "also read switch counters twice this many seconds apart: PFC pause rate, lossless-queue drops, input "
-    "error rate (0: not sampled)"))]
+    "also read switch and host counters twice this many seconds apart: PFC pause rate, lossless-queue drops, "
+    "input error rate; on hosts RoCE retransmissions, CNPs and NIC pause rate (0: not sampled)"))]
 
 
 def verify(intent: Annotated[Path, typer.Argument(help="intent YAML file")], inventory: InventoryOpt,

@@ -592,8 +592,8 @@ class Host:
         """fw_ver and board_id as mlx5_ib shows them ("%d.%d.%04d" and the PSID): the firmware of the card whose
         PF lists the device (see _hardware.py; a host built without hardware has neither file)."""
         hw = self.state.get("hw")
-        address = hw["netdev_pci"].get(pf) if hw else None
-        if address is None:
+        address = hw["netdev_pci"].get(pf) if hw is not None else None
+        if hw is None or address is None:
             return
         nic = hw["pci"][address]
         write_atomic(join(self.ib, rdma, "fw_ver"), f"{nic['fw']}\n")

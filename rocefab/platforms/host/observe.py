@@ -60,10 +60,8 @@ for dev in __RDMA__; do
   done
   tos=$(cma_roce_tos -d "$dev" -p 1 2>/dev/null)
   printf 'tos\t%s\n' "${tos##*$'\n'}"  # its last line
-  fw="" board=""
-  read -r fw 2>/dev/null <"$r/fw_ver"
-  read -r board 2>/dev/null <"$r/board_id"
-  printf 'fw\t%s\nboard\t%s\n' "$fw" "$board"
+  rd "$r/fw_ver"; fw=$REPLY
+  rd "$r/board_id"; printf 'fw\t%s\nboard\t%s\n' "$fw" "$REPLY"
 done
 echo "@@rocefab modules"
 if [[ -r $P/modules ]]; then
