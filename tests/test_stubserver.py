@@ -135,17 +135,18 @@ def test_a_request_without_the_token_is_refused_and_logged(tmp_path: Path) -> No
 
 
 def test_the_server_ends_with_its_owner(tmp_path: Path) -> None:
-    """Killed without a chance to clean up, the owner leaves no server behind: its stdin closes."""
+    """Killed without a chance to clean up, the owner leaves no server or folder behind: its stdin closes."""
     owner = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys, time
         from pathlib import Path
         from rocefab.lab import stubserver
         srv = stubserver.StubServer(Path({str(STUBS)!r}), ["ip"])
-        print(srv.process.pid, flush=True)
+        print(srv.process.pid, srv.folder, flush=True)
         time.sleep(60)
         """)], stdout=subprocess.PIPE, text=True)
     assert owner.stdout is not None
-    pid = int(owner.stdout.readline())
+    words = owner.stdout.readline().split()
+    pid, folder = int(words[0]), Path(words[1])
     os.kill(pid, 0)  # running
     owner.send_signal(signal.SIGKILL)
     owner.wait()
@@ -158,6 +159,7 @@ def test_the_server_ends_with_its_owner(tmp_path: Path) -> None:
         time.sleep(0.05)
     else:
         pytest.fail(f"stub server {pid} outlived its owner")
+    assert not folder.exists()  # the server took its folder with it
 
 
 def test_fakehost_runs_scripts_through_the_shared_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -42,7 +42,7 @@ sys.path.insert(0, HERE)
 # The stubs' lazy imports, so no child pays for them.
 import ipaddress  # noqa: E402, F401
 import json  # noqa: E402, F401
-import shutil  # noqa: E402, F401
+import shutil  # noqa: E402
 
 # loaded once here, inherited by every child (top-level modules of this folder, as the stubs import them)
 import _hardware  # type: ignore[import-not-found]  # noqa: E402
@@ -331,8 +331,11 @@ def main() -> None:
     while True:
         for fd, _ in poll.poll(1000):
             if fd == 0:
-                if not os.read(0, 512):
-                    return  # the owner is gone
+                if not os.read(0, 512):  # the owner is gone (or stopping us): its folder goes with us
+                    folder = os.path.dirname(failures)  # absolute: the owner passes it so
+                    if os.path.basename(folder).startswith("rocefab-stubserver-"):
+                        shutil.rmtree(folder, ignore_errors=True)
+                    return
                 continue
             conn, _ = listener.accept()
             code.refresh()
