@@ -105,8 +105,12 @@ def bench_lab(devices: int, runs: int, concurrency: int) -> list[dict]:
                                        "-j", str(concurrency)], capture_output=True, text=True, check=False)
                 walls.append(time.perf_counter() - start)
                 summary = done.stdout.strip().splitlines()[-1]
-                if done.returncode != 0:
-                    raise SystemExit(f"dry run failed: {summary}\n{done.stderr[-2000:]}")
+                if done.returncode != 0:  # the failed devices' rows (the table wraps a message onto the next)
+                    rows = done.stdout.splitlines()
+                    failed = [f"{line}\n{rows[i + 1] if i + 1 < len(rows) else ''}" for i, line in enumerate(rows)
+                              if "│ failed " in line]
+                    raise SystemExit(f"dry run failed: {summary}\n" + "\n".join(failed[:10])
+                                     + f"\n{done.stderr[-2000:]}")
             wall = statistics.median(walls)
             print(f"lab dry run: {count} devices, concurrency {concurrency}: median {wall:.1f} s ({summary})",
                   flush=True)

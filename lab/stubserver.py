@@ -10,21 +10,40 @@ client's own pipes, so output bytes, stdout/stderr interleaving, exit status and
 ones (details and the few cases relayed or sent back to a standalone run: _server.py). The stubs themselves are
 unchanged and still run standalone (`STUBS / "ip"`, `stubs_without` folders).
 
-Measured on the 2-core CI machine (medians; load average 3-5 from other jobs; `ip -o link show` on a lab host):
+Measured on this 2-core machine, shared with other jobs (medians; CPU = user+sys of every process involved,
+the server's forked children included; measured 2026-12-01, with the load average noted per row):
 
-    standalone stub, typing imported by _state (before)   50 ms
-    standalone stub, no typing import                     33 ms      (python3 -S -c pass alone: 15 ms)
-    server client (bash -p + /dev/tcp, fork per call)      see STUB_SERVER_FIGURES below
+    one call, `ip -o link show` / `mlnx_qos -i` (40 calls each, load 4-10)            CPU per call   wall
+      python3 -S -c pass (the interpreter alone)                                        11.8 ms     14.6 ms
+      standalone stub, _state importing typing (before)                                     -         50 ms (load 5)
+      standalone stub, no typing import                                                 23 / 20 ms  26 / 21 ms
+      served: client bash 2.8 + server fork 1.2 + child 4.5 ms                        8.5 / 8.6 ms 11 / 10 ms
+    one lab host (intents/lab.yaml gpu001, bond + RoCE LAG; 3 runs, load 3)   standalone -> served
+      --check, pristine (15 stub calls among ~95 processes)                   0.65 -> 0.47 s wall, 0.44 -> 0.26 s CPU
+      apply (56 stub calls)                                                   2.78 -> 1.49 s wall, 1.73 -> 0.93 s CPU
+      --check, applied (17 stub calls)                                        0.89 -> 0.59 s wall, 0.55 -> 0.34 s CPU
+      verify's host script (5 stub calls), also without $(cat) per attribute 0.67 -> 0.08 s wall, 0.25 -> 0.06 s CPU
+    202-device lab (176 hosts; the two labs side by side, 3 alternating runs, load 10-24)
+      apply --dry-run -j 32                                     69.7 -> 46.4 s wall, 124 -> 79 CPU-s
+      verify (factory state)                                    17.9 -> 19.1 s wall (noise), 32 -> 30 CPU-s
+    tests/test_host_script.py + tests/test_preflight.py, -n 2   86 -> 72 s wall (load 7 -> 3)
+
+Where the served dry run's 79 CPU-s go: the rocefab apply process 21, the lab process 10, the hosts' bash scripts
+with their coreutils and the clients 30, this server 16 (2,640 calls, ~6 ms each). Its floor on two idle cores is
+therefore ~40 s, not 10: the rendered script's own ~80 processes per `--check` (tr, awk, subshells) and apply's
+own CPU dominate. verify's 30 CPU-s are half its own process (15 CPU-s in one interpreter, so ~15 s of wall at
+best); the hosts' share is ~8 CPU-s.
 
 Alternatives weighed: (1) the stubs' logic as `main(argv, env, stdin) -> (out, err, code)` run in server threads:
-no fork, but every `print` in the stubs (which two other efforts keep editing) would have to move to a context
-object, the process-global os.environ / sys.argv / sys.std* readers made call-local, and a stub bug could hang or
-corrupt the shared process; the fork gives each call a private copy of the loaded modules for ~1 ms. (2) A
-compiled client: saves the bash start (~2-4 ms) but needs a C compiler wherever the lab runs. (3) Relaying stdout
-and stderr over the socket: needs framing, and bash reads a socket byte by byte, so the client would need `head`
-or `cat` (a fork and exec each) for any output; reopening the client's own pipes from /proc needs none. (4) Fewer
-stub calls per script: a `--check` makes 15 stub calls among ~95 processes (tr, awk, cat); the stubs were the
-bulk of its time, the rest is bash and coreutils.
+saves the fork and the /proc work (~4 of the ~6 ms the server spends per call, ~10 CPU-s of the dry run), but every
+`print` in the stubs (which other work keeps editing) would move to a context object, every reader of os.environ,
+sys.argv and sys.std* would become call-local, and a stub bug could hang or corrupt the shared process; the fork
+gives each call a private copy of the loaded modules and the stubs stay as they are. (2) A compiled client: saves
+most of the bash start (~2.8 ms per call) but needs a C compiler wherever the lab runs. (3) Relaying stdout and
+stderr over the socket: needs framing, and bash reads a socket byte by byte, so the client would fork `head` or
+`cat` for any output; reopening the client's own pipes from /proc needs none (only a file written from its offset,
+or a socket, is relayed). (4) Fewer processes per script: verify's host script now reads sysfs with the read
+builtin (126 forks -> 7); the rendered host scripts' tr/awk/subshells are the next floor (templates/host/).
 
 `shared(stubs, tools)` is the process's server, started on first use and stopped at exit; the server also ends
 when its stdin closes, so a killed owner leaves nothing behind. `check()` raises `StubServerError` once anything went
