@@ -106,8 +106,8 @@ def bench_lab(devices: int, runs: int, concurrency: int) -> list[dict]:
                 walls.append(time.perf_counter() - start)
                 summary = done.stdout.strip().splitlines()[-1]
                 if done.returncode != 0:  # the failed devices' rows (the table wraps a message onto the next)
-                    rows = done.stdout.splitlines()
-                    failed = [f"{line}\n{rows[i + 1] if i + 1 < len(rows) else ''}" for i, line in enumerate(rows)
+                    lines = done.stdout.splitlines()
+                    failed = [f"{line}\n{lines[i + 1] if i + 1 < len(lines) else ''}" for i, line in enumerate(lines)
                               if "│ failed " in line]
                     raise SystemExit(f"dry run failed: {summary}\n" + "\n".join(failed[:10])
                                      + f"\n{done.stderr[-2000:]}")
