@@ -14,7 +14,7 @@ import paramiko
 import pytest
 from netmiko import ConnectHandler
 
-from rocefab.lab.fakehost import diff, snapshot, state
+from rocefab.lab.fakehost import diff, snapshot, state, stub_dir
 from rocefab.lab.linux_host import LinuxHost
 from rocefab.lab.sshd import LabSSHServer
 from rocefab.renderers.pipeline import check_file
@@ -89,7 +89,7 @@ def test_commands_run_in_the_sandbox_with_the_stubs_first(lab: Lab) -> None:
     where, tool, env, missing = lab.run("pwd", "command -v mlnx_qos", "echo $ROCEFAB_SYSFS_ROOT $ROCEFAB_ETC_ROOT",
                                         "mlnx_qos -i eth9")
     assert where.stdout == f"{lab.host.sandbox}\n"
-    assert str(tool.stdout).startswith(str(Path(__file__).resolve().parents[2] / "lab" / "hoststubs"))
+    assert tool.stdout == f"{stub_dir() / 'mlnx_qos'}\n"  # the stub server's client (lab/stubserver.py)
     assert env.stdout == f"{lab.host.sandbox}/sys {lab.host.sandbox}/etc\n"
     assert missing.exit_status == 1  # the stub's answer for a netdev the host does not have
 
