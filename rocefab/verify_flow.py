@@ -17,7 +17,8 @@ from rocefab.deploy.library_logs import capture_library_logs
 from rocefab.deploy.session import new_run_id
 from rocefab.deploy.targets import InventoryMismatch, device_kinds, open_session, plan_accesses
 from rocefab.deploy.verify.checks import Row, Verdict
-from rocefab.deploy.verify.doctor import Diagnosis, diagnose
+from rocefab.deploy.verify.diagnosis import Diagnosis
+from rocefab.deploy.verify.doctor import diagnose
 from rocefab.deploy.verify.run import check as check_rows
 from rocefab.deploy.verify.run import read_fleet
 from rocefab.deploy_flow import _inventory, _progress

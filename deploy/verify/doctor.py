@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from rocefab.deploy.verify import doctor_fabric
 from rocefab.deploy.verify.checks import Row, Verdict
+from rocefab.deploy.verify.diagnosis import Diagnosis
 from rocefab.renderers.plan import FabricPlan, PortRole, Role
 
 
@@ -125,17 +126,6 @@ OVERSUBSCRIBED = Rule("oversubscribed", (), "leaf oversubscribed beyond its plan
                       "(the seed's collapse at ~1,000 GPUs)", "restore the down uplinks of {device}", False)
 
 
-@dataclass(frozen=True, slots=True)
-class Diagnosis:
-    code: str
-    device: str
-    port: str
-    title: str
-    evidence: tuple[str, ...]
-    symptom: str
-    fix: str
-
-
 def _apply(intent: str, inventory: str, device: str) -> str:
     return f"rocefab apply {intent} -i {inventory} --only {device}"
 
@@ -158,8 +148,7 @@ def diagnose(plan: FabricPlan, rows: Sequence[Row], intent: str, inventory: str)
                              tuple(f"{r.check}: expected {r.expected}, observed {r.observed}" for r in evidence),
                              rule.symptom, rule.fix.format(device=device, port=port,
                                                            apply=_apply(intent, inventory, device))))
-    fabric = [Diagnosis(d.code, d.device, d.port, d.title, d.evidence, d.symptom, d.fix)
-              for d in doctor_fabric.ecmp_below_plan(plan, rows) + doctor_fabric.tier_too_thin(plan, rows)]
+    fabric = doctor_fabric.ecmp_below_plan(plan, rows) + doctor_fabric.tier_too_thin(plan, rows)
     return out + _retransmissions(plan, rows) + _oversubscription(plan, rows) + fabric
 
 

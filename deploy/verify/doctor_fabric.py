@@ -13,22 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from rocefab.deploy.verify.checks import Row, Verdict
+from rocefab.deploy.verify.diagnosis import Diagnosis
 from rocefab.renderers.plan import FabricPlan, PortRole, Role, Switch
-
-
-@dataclass(frozen=True, slots=True)
-class FabricDiagnosis:
-    code: str
-    device: str
-    port: str
-    title: str
-    evidence: tuple[str, ...]
-    symptom: str
-    fix: str
-
 
 _MISSING = re.compile(r"missing (.*)$")
 
@@ -50,7 +38,7 @@ def _leaf_ratio(plan: FabricPlan, sw: Switch, lost: set[tuple[str, str]]) -> str
     return f"{sw.name} now {_ratio(host, left)} (planned {_ratio(host, sum(p.speed_gbps for p in up))})"
 
 
-def ecmp_below_plan(plan: FabricPlan, rows: Sequence[Row]) -> list[FabricDiagnosis]:
+def ecmp_below_plan(plan: FabricPlan, rows: Sequence[Row]) -> list[Diagnosis]:
     switches = {sw.name: sw for sw in plan.switches}
     grouped: dict[tuple[str, tuple[str, ...]], list[Row]] = {}
     for row in rows:
@@ -65,7 +53,7 @@ def ecmp_below_plan(plan: FabricPlan, rows: Sequence[Row]) -> list[FabricDiagnos
              and switches[p.peer.device].role is Role.LEAF]
         ratios = "; ".join(dict.fromkeys(_leaf_ratio(plan, leaf, lost) for leaf in leaves)) or "fewer paths"
         named = ", ".join(missing) or "the next hops the device no longer lists"
-        out.append(FabricDiagnosis(
+        out.append(Diagnosis(
             "ecmp-below-plan", device, ",".join(missing), "fewer equal-cost paths than planned",
             tuple(f"{r.port}: planned {r.expected}, seen {r.observed}" for r in evidence),
             f"flows hash onto fewer links: oversubscription {ratios}; all-reduce slows by the lost share and "
@@ -80,7 +68,7 @@ def _tiers(plan: FabricPlan) -> list[tuple[str, list[Switch]]]:
     return [(name, [sw for sw in plan.switches if sw.role is role]) for role, name in order]
 
 
-def tier_too_thin(plan: FabricPlan, rows: Sequence[Row]) -> list[FabricDiagnosis]:
+def tier_too_thin(plan: FabricPlan, rows: Sequence[Row]) -> list[Diagnosis]:
     """One diagnosis per tier whose planned uplink bandwidth is below what comes up into it."""
     congested = [r for r in rows if r.check in ("ecn-marking", "pfc-pause-rate") and r.verdict is not Verdict.PASS]
     out = []
@@ -104,7 +92,7 @@ def tier_too_thin(plan: FabricPlan, rows: Sequence[Row]) -> list[FabricDiagnosis
                     f"{'spines' if tier == 'leaf' else 'super-spines'}: {_ratio(down, up)}"]
         uplinks = {(s.name, p.name) for s, *_ in thin for p in s.ports if p.role is PortRole.UPLINK}
         evidence += [f"{r.device} {r.port} {r.check}: {r.observed}" for r in congested if (r.device, r.port) in uplinks]
-        out.append(FabricDiagnosis(
+        out.append(Diagnosis(
             "tier-too-thin", sw.name, "", f"{tier} tier oversubscribed {_ratio(down, up)} by plan",
             tuple(evidence),
             "all-reduce across racks shares too little uplink: bus bandwidth falls as the job spans more leaves, "
