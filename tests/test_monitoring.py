@@ -14,7 +14,7 @@ import pytest
 import yaml
 from conftest import INTENTS, ROOT, TEST_VERSION, example_plan, needs_tool
 
-from rocefab.deploy.verify.doctor import OVERSUBSCRIBED, RULES
+from rocefab.deploy.verify.doctor import OVERSUBSCRIBED, RETRANSMISSIONS, RULES
 from rocefab.platforms import unit
 from rocefab.renderers.monitoring import render_monitoring
 from rocefab.renderers.monitoring.plan_series import PORT_INFO, plan_series
@@ -151,7 +151,7 @@ def test_the_rendered_tests_catch_a_wrong_rule(alert: str, right: str, wrong: st
 
 
 def test_every_alert_names_a_doctor_diagnosis() -> None:
-    codes = {r.code for r in RULES} | {OVERSUBSCRIBED.code}
+    codes = {r.code for r in RULES} | {OVERSUBSCRIBED.code, RETRANSMISSIONS.code}
     for name, alert in _alerts(example_plan("pod32")).items():
         assert alert["labels"]["doctor"] in codes, name
         assert f"(diagnosis {alert['labels']['doctor']})" in alert["annotations"]["runbook"]

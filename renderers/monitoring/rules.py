@@ -201,7 +201,7 @@ def host_alerts(plan: FabricPlan) -> list[Alert]:
         _error_rate("RocefabHostPortErrors", x.IB_RX_ERRORS, x.IB_RX_PKTS, "in", "host", ops),
         Alert("RocefabRoceRetransmits",
               _planned(f"100 * {retransmits} / sum by (device, port) (rate({x.IB_TX_PKTS}[{w}])) > {rtx}"),
-              ops.for_s, "critical", "pfc-missing",
+              ops.for_s, "critical", "roce-retransmissions",
               f"{{{{ $labels.device }}}} {{{{ $labels.port }}}}: RoCE retransmissions at {{{{ $value | printf "
               f"\"%.4f\" }}}} % of packets sent, above {rtx} % (drops on the path: PFC, MTU, cabling)", "host"),
         Alert("RocefabEcnMarks",
