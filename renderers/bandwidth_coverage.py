@@ -5,6 +5,13 @@ direction, lies on an equal-cost path of some planned pair, and with QPs hashed 
 next hops each direction expects at least a few QPs over the whole plan. Hashing decides which link a QP
 really takes, so a plan cannot force traffic onto one uplink; it can only make every uplink a candidate
 often enough that one carrying nothing is unlikely. A single leaf pair (a lab) has no spine path at all.
+
+How it stays linear in the fabric's size: traffic towards a set of server leaves T reaches T only through
+T's neighbours N(T), and every switch outside T is one hop farther from T than from N(T). So the next hops of
+a switch outside N(T) and T depend on N(T) alone — the spines of a pod or a rail plane, shared by every leaf
+there. Per such neighbourhood the fabric is walked once, carrying every pair's QPs at once up to N(T)
+(a linear split, so the sum of the pairs' QPs splits as each would); only the last hop, from N(T) down to T,
+is taken per T, with what arrives at each switch of N(T) for that T.
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ from rocefab.renderers.bandwidth_pairs import PerftestPair
 from rocefab.renderers.plan import FabricPlan, LinkKind
 
 Hop = tuple[str, str, str]  # from device, its port, to device: one direction of one cable
+Graph = dict[str, list[tuple[str, str]]]  # per switch: (its port, the switch at the other end) per fabric link
+Share = dict[str, float]  # per switch of a neighbourhood: the fraction of a node's QPs arriving there
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,9 +41,8 @@ class Coverage:
         return min(self.qps.values(), default=0.0)
 
 
-def _graph(plan: FabricPlan) -> dict[str, list[tuple[str, str]]]:
-    """Per switch: (its port, the switch at the other end) of each fabric link."""
-    graph: dict[str, list[tuple[str, str]]] = {}
+def _graph(plan: FabricPlan) -> Graph:
+    graph: Graph = {}
     for link in plan.links:
         if link.kind is LinkKind.FABRIC:
             graph.setdefault(link.a.device, []).append((link.a.port, link.b.device))
@@ -42,9 +50,9 @@ def _graph(plan: FabricPlan) -> dict[str, list[tuple[str, str]]]:
     return graph
 
 
-def _distances(graph: dict[str, list[tuple[str, str]]], targets: frozenset[str]) -> dict[str, int]:
-    dist = dict.fromkeys(targets, 0)
-    queue = deque(targets)
+def _distances(graph: Graph, start: frozenset[str]) -> dict[str, int]:
+    dist = dict.fromkeys(start, 0)
+    queue = deque(start)
     while queue:
         node = queue.popleft()
         for _, peer in graph.get(node, ()):
@@ -54,38 +62,93 @@ def _distances(graph: dict[str, list[tuple[str, str]]], targets: frozenset[str])
     return dist
 
 
-def _spread(graph: dict[str, list[tuple[str, str]]], sources: dict[str, float], dist: dict[str, int],
-            qps: dict[Hop, float]) -> None:
-    """Add to `qps` the QPs entering at `sources` towards the targets of `dist`, split evenly over the next-hop
-    links at every switch (eBGP ECMP: each parallel link is a next hop of its own). Every next hop is one
-    step nearer, so switches are taken a distance at a time, farthest first."""
-    at = {node: amount for node, amount in sources.items() if node in dist}
-    for d in range(max((dist[n] for n in at), default=0), 0, -1):
-        nearer: dict[str, float] = {}
-        for node, amount in at.items():
-            if dist[node] != d:
-                nearer[node] = nearer.get(node, 0.0) + amount
-                continue
-            hops = [(port, peer) for port, peer in graph[node] if dist.get(peer, -1) == d - 1]
-            for port, peer in hops:
-                qps[(node, port, peer)] += amount / len(hops)
-                nearer[peer] = nearer.get(peer, 0.0) + amount / len(hops)
-        at = nearer
+class _Neighbourhood:
+    """The walk towards one N(T): each switch's next hops (one step nearer N(T)) and, memoized, how a QP
+    entering at a switch arrives over N(T)."""
+
+    def __init__(self, graph: Graph, members: frozenset[str]) -> None:
+        self.graph = graph
+        self.dist = _distances(graph, members)
+        self._hops: dict[str, list[tuple[str, str]]] = {}
+        self._shares: dict[str, Share] = {member: {member: 1.0} for member in members}
+
+    def hops(self, node: str) -> list[tuple[str, str]]:
+        found = self._hops.get(node)
+        if found is None:
+            d = self.dist[node] - 1
+            found = self._hops[node] = [(port, peer) for port, peer in self.graph[node] if self.dist.get(peer) == d]
+        return found
+
+    def share(self, node: str) -> Share:
+        """Where a QP entering at `node` reaches N(T), as fractions (nearest switches first, so the recursion
+        is as deep as the fabric has tiers)."""
+        found = self._shares.get(node)
+        if found is None:
+            hops = self.hops(node)
+            found = {}
+            for _, peer in hops:
+                for member, part in self.share(peer).items():
+                    found[member] = found.get(member, 0.0) + part / len(hops)
+            self._shares[node] = found
+        return found
+
+    def climb(self, sources: dict[str, float], qps: dict[Hop, float]) -> None:
+        """Add to `qps` the QPs entering at `sources` on their way to N(T), split evenly over the next hops at
+        every switch, a distance at a time, farthest first."""
+        at = sources
+        for d in range(max((self.dist[n] for n in at), default=0), 0, -1):
+            nearer: dict[str, float] = {}
+            for node, amount in at.items():
+                if self.dist[node] != d:
+                    nearer[node] = nearer.get(node, 0.0) + amount
+                    continue
+                hops = self.hops(node)
+                part = amount / len(hops)
+                for port, peer in hops:
+                    qps[(node, port, peer)] += part
+                    nearer[peer] = nearer.get(peer, 0.0) + part
+            at = nearer
 
 
 def coverage(plan: FabricPlan, pairs: tuple[PerftestPair, ...]) -> Coverage:
     graph = _graph(plan)
     qps: dict[Hop, float] = {(node, port, peer): 0.0 for node, ends in graph.items() for port, peer in ends}
-    # QPs by (client leaf, server leaves) first: a large fabric has thousands of pairs but few such routes
-    routes: dict[tuple[str, frozenset[str]], float] = {}
+    # QPs by server leaves, then by client leaf: a large fabric has many pairs but few such routes
+    routes: dict[frozenset[str], dict[str, float]] = {}
     for pair in pairs:
         if pair.crosses_spines:
-            targets = frozenset(pair.server.leaves)
+            sources = routes.setdefault(frozenset(pair.server.leaves), {})
             for leaf in pair.client.leaves:  # the client's LAG hashes its QPs over its leaves
-                routes[(leaf, targets)] = routes.get((leaf, targets), 0.0) + pair.qps / len(pair.client.leaves)
-    by_targets: dict[frozenset[str], dict[str, float]] = {}
-    for (leaf, targets), weight in routes.items():
-        by_targets.setdefault(targets, {})[leaf] = weight
-    for targets, sources in by_targets.items():
-        _spread(graph, sources, _distances(graph, targets), qps)
+                sources[leaf] = sources.get(leaf, 0.0) + pair.qps / len(pair.client.leaves)
+    by_neighbourhood: dict[frozenset[str], list[frozenset[str]]] = {}
+    for targets in routes:
+        near = frozenset(peer for leaf in targets for _, peer in graph.get(leaf, ()))
+        if near & targets:  # server leaves cabled to each other: N(T) would hold T itself; not a Clos
+            raise ValueError(f"fabric links between server leaves {sorted(near & targets)}")
+        by_neighbourhood.setdefault(near, []).append(targets)
+    for near, target_sets in by_neighbourhood.items():
+        walk = _Neighbourhood(graph, near)
+        climbing: dict[str, float] = {}
+        for targets in target_sets:
+            for leaf, amount in routes[targets].items():
+                if leaf in walk.dist:
+                    climbing[leaf] = climbing.get(leaf, 0.0) + amount
+        walk.climb(climbing, qps)
+        for targets in target_sets:
+            _descend(graph, walk, targets, routes[targets], qps)
     return Coverage(qps, len(qps))
+
+
+def _descend(graph: Graph, walk: _Neighbourhood, targets: frozenset[str], sources: dict[str, float],
+             qps: dict[Hop, float]) -> None:
+    """The last hop: what the sources' QPs for `targets` bring to each switch of N(T), split over its links
+    to T."""
+    arriving: dict[str, float] = {}
+    for leaf, amount in sources.items():
+        if leaf in walk.dist:
+            for member, part in walk.share(leaf).items():
+                arriving[member] = arriving.get(member, 0.0) + amount * part
+    for member, amount in arriving.items():
+        down = [(port, peer) for port, peer in graph[member] if peer in targets]
+        for port, peer in down:
+            qps[(member, port, peer)] += amount / len(down)

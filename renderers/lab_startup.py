@@ -23,6 +23,11 @@ import yaml
 
 from rocefab.renderers.yamltext import dump_block
 
+# The configs rocefab itself rendered, read back as safe_load reads them (YAML 1.1 scalars, as the renaming
+# was written against), with libyaml where PyYAML has it: a 4,096-node fabric's spine config holds
+# thousands of keys, and the pure-Python parser takes seconds per file.
+_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 _EDGE = r"(?<![\w/.-])", r"(?![\w/.-])"  # a name stands alone: not part of Ethernet1/10, swp1s0 or 1/1.100
 
 
@@ -146,7 +151,7 @@ def _tree(node: Any, renaming: Renaming, gone: set[str], peers: re.Pattern[str] 
 
 def _nvue(text: str, syntax: StartupSyntax, renaming: Renaming) -> str:
     header = "".join(line for line in text.splitlines(keepends=True) if line.startswith("#"))
-    document = yaml.safe_load(text)
+    document = yaml.load(text, Loader=_LOADER)
     gone = _left_out(text, syntax, renaming)
     return header + dump_block(_tree(document, renaming, gone, renaming.words(set(renaming.peers))))
 

@@ -10,7 +10,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import example_plan, needs_tool
+import yaml
+from conftest import INTENTS as INTENT_FOLDER
+from conftest import example_plan, generated_plan, needs_tool
 
 from rocefab.renderers.bandwidth import render_bandwidth_tests, roce_gid
 from rocefab.renderers.bandwidth_coverage import coverage
@@ -91,6 +93,71 @@ def test_every_fabric_link_is_on_some_path_in_both_directions(name: str) -> None
     assert cover.hops == 2 * fabric_links
     assert cover.uncovered == []
     assert cover.least >= 4
+
+
+def _hops_from(graph: dict[str, list[tuple[str, str]]], leaves: tuple[str, ...]) -> dict[str, int]:
+    dist = dict.fromkeys(leaves, 0)
+    frontier = list(leaves)
+    while frontier:
+        reached = []
+        for node in frontier:
+            for _, peer in graph.get(node, ()):
+                if peer not in dist:
+                    dist[peer] = dist[node] + 1
+                    reached.append(peer)
+        frontier = reached
+    return dist
+
+
+def _reference_qps(plan: FabricPlan, bw: BandwidthPlan) -> dict[tuple[str, str, str], float]:
+    """The coverage, computed the slow and obvious way: per pair, a breadth-first search from its server leaves
+    and its QPs split evenly over the next hops at every switch, a hop at a time."""
+    graph: dict[str, list[tuple[str, str]]] = {}
+    for link in plan.links:
+        if link.kind.value == "fabric":
+            graph.setdefault(link.a.device, []).append((link.a.port, link.b.device))
+            graph.setdefault(link.b.device, []).append((link.b.port, link.a.device))
+    qps = {(node, port, peer): 0.0 for node, ends in graph.items() for port, peer in ends}
+    searched: dict[tuple[str, ...], dict[str, int]] = {}
+    for pair in bw.pairs:
+        if not pair.crosses_spines:
+            continue
+        if pair.server.leaves in searched:
+            dist = searched[pair.server.leaves]
+        else:
+            dist = searched[pair.server.leaves] = _hops_from(graph, pair.server.leaves)
+        for leaf in pair.client.leaves:
+            at = {leaf: pair.qps / len(pair.client.leaves)}
+            while at:
+                step: dict[str, float] = {}
+                for node, amount in at.items():
+                    if dist[node] == 0:
+                        continue
+                    hops = [(port, peer) for port, peer in graph[node] if dist.get(peer) == dist[node] - 1]
+                    for port, peer in hops:
+                        qps[(node, port, peer)] += amount / len(hops)
+                        step[peer] = step.get(peer, 0.0) + amount / len(hops)
+                at = step
+    return qps
+
+
+@pytest.mark.parametrize("name", [*TOR_MULTI_PAIR, "cluster256-rail"])
+def test_coverage_equals_the_per_pair_walk(name: str, tmp_path: Path) -> None:
+    """The coverage walks each neighbourhood of server leaves once; per pair, hop by hop, it must come out the
+    same on every direction of every link. (The rail example at a quarter of its size: the walk per pair is
+    slow.)"""
+    if name == "cluster256-rail":
+        intent = yaml.safe_load((INTENT_FOLDER / "cluster1024-rail.yaml").read_text())
+        intent["topology"]["nodes"] = 256
+        plan = generated_plan(tmp_path, intent)
+        bw = bandwidth_plan(plan)
+    else:
+        plan, bw = planned(name)
+    fast = coverage(plan, bw.pairs).qps
+    slow = _reference_qps(plan, bw)
+    assert fast.keys() == slow.keys()
+    assert all(abs(fast[hop] - slow[hop]) < 1e-9 * max(1.0, slow[hop]) for hop in slow)
+    assert {hop for hop, n in fast.items() if n == 0} == {hop for hop, n in slow.items() if n == 0}
 
 
 def test_one_leaf_pair_has_no_spine_path_and_says_so() -> None:

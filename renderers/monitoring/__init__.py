@@ -31,7 +31,7 @@ def render_monitoring(plan: FabricPlan) -> list[tuple[str, str, str]]:
          _yaml(plan, "Prometheus alerting rules: promtool check rules rules.yml", rule_document(plan, alerts))),
         ("monitoring/rules.test.yml", "promtool-tests",
          _yaml(plan, "promtool unit tests of rules.yml: promtool test rules rules.test.yml",
-               promtool_tests(plan, RULES, series))),
+               promtool_tests(plan, RULES))),
         ("monitoring/prometheus.yml", "prometheus-config",
          _yaml(plan, "Prometheus scrape config: promtool check config prometheus.yml",
                prometheus_config(plan, RULES))),

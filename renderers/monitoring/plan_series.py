@@ -7,7 +7,7 @@ so an alert names the far end of the link and the tier it sits in, and "below pl
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from rocefab.renderers.monitoring.exporters import oc_queue_name, oc_speed
 from rocefab.renderers.plan import FabricPlan, Host, Role, Switch
@@ -21,11 +21,26 @@ LOSSLESS_QUEUE = "rocefab_lossless_queue_info"
 TIER_RANK = {Role.LEAF: 0, Role.SPINE: 1, Role.SUPERSPINE: 2}
 
 
-@dataclass(frozen=True, slots=True)
-class Series:
+# The label names of each series, in the order they are printed; a series carries only their values, so the
+# 1.7 million series of a 98,304-GPU fabric cost a tuple each, and print with one format string per name.
+LABELS: dict[str, tuple[str, ...]] = {
+    PORT_INFO: ("device", "port", "peer", "peer_port", "tier", "kind", "port_speed", "pod", "rail"),
+    PORT_SPEED: ("device", "port"),
+    BGP_SESSION: ("device", "neighbor", "peer", "direction", "tier", "pod", "rail"),
+    ECMP_PATHS: ("device", "tier", "pod", "rail"),
+    LOSSLESS_QUEUE: ("device", "queue", "priority"),
+}
+_FORMAT = {name: name + "{" + ",".join(f'{key}="%s"' for key in keys) + "} %d" for name, keys in LABELS.items()}
+
+
+class Series(NamedTuple):  # a tuple: a frozen dataclass costs three times as much to build
     name: str
-    labels: tuple[tuple[str, str], ...]
+    values: tuple[str, ...]  # of the labels LABELS[name] names, in that order
     value: int
+
+    @property
+    def labels(self) -> tuple[tuple[str, str], ...]:
+        return tuple(zip(LABELS[self.name], self.values, strict=True))
 
 
 def _escape(value: str) -> str:
@@ -36,55 +51,50 @@ def _escape(value: str) -> str:
 
 
 def exposition_line(series: Series) -> str:
-    labels = ",".join(f'{k}="{_escape(v)}"' for k, v in series.labels)
-    return f"{series.name}{{{labels}}} {series.value}"
+    return _FORMAT[series.name] % (*map(_escape, series.values), series.value)
 
 
-def _placement(pod: int | None, rail: int | None) -> tuple[tuple[str, str], ...]:
-    return (("pod", "" if pod is None else str(pod)), ("rail", "" if rail is None else str(rail)))
+def _placement(pod: int | None, rail: int | None) -> tuple[str, str]:
+    return ("" if pod is None else str(pod)), ("" if rail is None else str(rail))
 
 
 def _switch_series(plan: FabricPlan, sw: Switch, roles: dict[str, Role]) -> Iterator[Series]:
-    where = _placement(sw.pod, sw.rail)
+    pod, rail = _placement(sw.pod, sw.rail)
+    name, tier = sw.name, sw.role.value
     for port in sw.ports:
-        yield Series(PORT_INFO, (("device", sw.name), ("port", port.name), ("peer", port.peer.device),
-                                 ("peer_port", port.peer.port), ("tier", sw.role.value), ("kind", port.role.value),
-                                 ("port_speed", oc_speed(port.speed_gbps)), *where), 1)
-        yield Series(PORT_SPEED, (("device", sw.name), ("port", port.name)), port.speed_gbps * 125_000_000)
+        yield Series(PORT_INFO, (name, port.name, port.peer.device, port.peer.port, tier, port.role.value,
+                                 oc_speed(port.speed_gbps), pod, rail), 1)
+        yield Series(PORT_SPEED, (name, port.name), port.speed_gbps * 125_000_000)
     uplinks = 0
     for n in sw.bgp.neighbors:
         peer_role = roles.get(n.peer_device)
         up = peer_role is not None and TIER_RANK[peer_role] > TIER_RANK[sw.role]
         uplinks += up
         direction = "up" if up else "peer" if peer_role is sw.role else "down"
-        yield Series(BGP_SESSION, (("device", sw.name), ("neighbor", n.address or n.interface or ""),
-                                   ("peer", n.peer_device), ("direction", direction), ("tier", sw.role.value),
-                                   *where), 1)
+        yield Series(BGP_SESSION, (name, n.address or n.interface or "", n.peer_device, direction, tier, pod, rail), 1)
     if uplinks:
-        yield Series(ECMP_PATHS, (("device", sw.name), ("tier", sw.role.value), *where), uplinks)
+        yield Series(ECMP_PATHS, (name, tier, pod, rail), uplinks)
     for priority in plan.qos.lossless_priorities:
-        yield Series(LOSSLESS_QUEUE, (("device", sw.name), ("queue", oc_queue_name(sw.platform, priority)),
-                                      ("priority", str(priority))), 1)
+        yield Series(LOSSLESS_QUEUE, (name, oc_queue_name(sw.platform, priority), str(priority)), 1)
 
 
 def _host_series(host: Host) -> Iterator[Series]:
+    name = host.name
     for bond in host.bonds:
-        where = _placement(host.pod, None)
-        yield Series(PORT_INFO, (("device", host.name), ("port", bond.rdma_device), ("peer", bond.members[0].switch),
-                                 ("peer_port", bond.members[0].port), ("tier", "host"), ("kind", "rdma"),
-                                 ("port_speed", oc_speed(bond.speed_gbps)), *where), 1)
-        yield Series(PORT_SPEED, (("device", host.name), ("port", bond.rdma_device)), bond.speed_gbps * 125_000_000)
+        pod, rail = _placement(host.pod, None)
+        speed = oc_speed(bond.speed_gbps)
+        first = bond.members[0]
+        yield Series(PORT_INFO, (name, bond.rdma_device, first.switch, first.port, "host", "rdma", speed, pod, rail), 1)
+        yield Series(PORT_SPEED, (name, bond.rdma_device), bond.speed_gbps * 125_000_000)
         for member in bond.members:
-            yield Series(PORT_INFO, (("device", host.name), ("port", member.netdev), ("peer", member.switch),
-                                     ("peer_port", member.port), ("tier", "host"), ("kind", "nic"),
-                                     ("port_speed", oc_speed(bond.speed_gbps)), *where), 1)
+            yield Series(PORT_INFO, (name, member.netdev, member.switch, member.port, "host", "nic", speed, pod, rail),
+                         1)
     for nic in host.nics:
-        where = _placement(host.pod, nic.rail)
+        pod, rail = _placement(host.pod, nic.rail)
+        speed = oc_speed(nic.speed_gbps)
         for port, kind in ((nic.rdma_device, "rdma"), (nic.netdev, "nic")):
-            yield Series(PORT_INFO, (("device", host.name), ("port", port), ("peer", nic.switch),
-                                     ("peer_port", nic.port), ("tier", "host"), ("kind", kind),
-                                     ("port_speed", oc_speed(nic.speed_gbps)), *where), 1)
-        yield Series(PORT_SPEED, (("device", host.name), ("port", nic.rdma_device)), nic.speed_gbps * 125_000_000)
+            yield Series(PORT_INFO, (name, port, nic.switch, nic.port, "host", kind, speed, pod, rail), 1)
+        yield Series(PORT_SPEED, (name, nic.rdma_device), nic.speed_gbps * 125_000_000)
 
 
 def plan_series(plan: FabricPlan) -> list[Series]:
@@ -94,6 +104,25 @@ def plan_series(plan: FabricPlan) -> list[Series]:
         series.extend(_switch_series(plan, sw, roles))
     for host in plan.hosts:
         series.extend(_host_series(host))
+    return series
+
+
+def sample_series(plan: FabricPlan) -> list[Series]:
+    """The series of the leading devices only, in plan order: enough to hold the first switch port (and its
+    queue and planned speed), the first BGP session, the first switch with equal-cost uplinks and the first
+    host RDMA port — what the promtool tests are built on (rule_tests.py), without the millions of the rest."""
+    series: list[Series] = []
+    roles = {sw.name: sw.role for sw in plan.switches}
+    for sw in plan.switches:
+        mine = list(_switch_series(plan, sw, roles))
+        series += mine
+        if any(s.name == ECMP_PATHS for s in mine) and any(s.name == PORT_INFO for s in series):
+            break
+    for host in plan.hosts:
+        mine = list(_host_series(host))
+        series += mine
+        if any(s.name == PORT_INFO and s.values[5] == "rdma" for s in mine):
+            break
     return series
 
 

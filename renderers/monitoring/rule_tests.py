@@ -21,7 +21,7 @@ from rocefab.renderers.monitoring.plan_series import (
     PORT_INFO,
     PORT_SPEED,
     Series,
-    plan_series,
+    sample_series,
 )
 from rocefab.renderers.monitoring.rules import (
     Alert,
@@ -265,10 +265,11 @@ def _host_cases(plan: FabricPlan, s: _Sample, n: int) -> dict[str, Case]:
 
 
 def cases(plan: FabricPlan, series: list[Series] | None = None) -> dict[str, Case]:
-    """The test cases of every alert; `series`: the plan's series, when the caller has them already."""
+    """The test cases of every alert, on the plan's sample series (`series` when given: a plan's series from its
+    start, as many as `sample_series` takes or more)."""
     ops = plan.operations
     minutes = -(-(ops.rate_window_s + ops.for_s) // 60) + 3
-    sample = _Sample(plan_series(plan) if series is None else series)
+    sample = _Sample(sample_series(plan) if series is None else series)
     found = {**_switch_cases(plan, sample, minutes + 2), **_host_cases(plan, sample, minutes + 2)}
     for case in found.values():
         case.minutes = case.minutes or minutes
