@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from rocefab.renderers.bandwidth_coverage import coverage
@@ -17,6 +18,8 @@ from rocefab.renderers.templating import header_lines, render
 FOLDER = "bandwidth-tests"
 EXPECTED = "expected.json"
 TARGET = "perftest (linux-rdma) and nccl-tests on the fabric's GPU hosts"
+# Plan addresses as the planner prints them; parsed by hand, as ipaddress costs a second per 100,000 GIDs
+_DOTTED_QUAD = re.compile(r"(?:0|[1-9][0-9]{0,2})(?:\.(?:0|[1-9][0-9]{0,2})){3}")
 EXPECTED_FORMAT = 1  # bumped when expected.json changes shape; the checker refuses other versions
 
 
@@ -26,7 +29,12 @@ def roce_gid(address: str) -> str:
     >>> roce_gid("10.128.0.1")
     '0000:0000:0000:0000:0000:ffff:0a80:0001'
     """
-    a, b, c, d = ipaddress.IPv4Address(address).packed
+    if _DOTTED_QUAD.fullmatch(address):
+        a, b, c, d = map(int, address.split("."))
+        if max(a, b, c, d) > 255:
+            raise ValueError(f"{address!r} is not an IPv4 address")
+    else:  # whatever it is, ipaddress says why it is no address
+        a, b, c, d = ipaddress.IPv4Address(address).packed
     return f"0000:0000:0000:0000:0000:ffff:{a:02x}{b:02x}:{c:02x}{d:02x}"
 
 
@@ -128,32 +136,26 @@ def expected_document(plan: FabricPlan, bw: BandwidthPlan) -> dict[str, Any]:
     }
 
 
-def render_bandwidth_tests(plan: FabricPlan) -> list[tuple[str, str, str]]:
-    """The files of bandwidth-tests/ as (path from the output folder, kind, content); scripts are the .sh and
-    .sbatch ones."""
+def render_bandwidth_tests(plan: FabricPlan) -> Iterator[tuple[str, str, str]]:
+    """The files of bandwidth-tests/ as (path from the output folder, kind, content), each made when asked for;
+    scripts are the .sh and .sbatch ones."""
     bw = bandwidth_plan(plan)
     header = header_lines(plan.source, TARGET, "fabric")
     pairs = [{"round": p.round, "number": p.number, "client": p.client, "server": p.server, "port": p.port,
               "qps": p.qps, "client_gid": roce_gid(p.client.address), "server_gid": roce_gid(p.server.address)}
              for p in bw.pairs]
     q = plan.qos
-    files = [
-        (f"{FOLDER}/perftest-rounds.txt", "perftest-plan", _rounds_text(plan, bw)),
-        (f"{FOLDER}/run-perftest.sh", "perftest-script", render(
-            "bandwidth/run-perftest.sh.j2", header=header, pairs=pairs, rounds=bw.rounds, duration=bw.duration_s,
-            tclass=bw.tclass, dscp=q.roce_dscp, priority=q.roce_priority, gid_index=bw.gid_index,
-            expected_name=EXPECTED)),
-    ]
+    yield f"{FOLDER}/perftest-rounds.txt", "perftest-plan", _rounds_text(plan, bw)
+    yield f"{FOLDER}/run-perftest.sh", "perftest-script", render(
+        "bandwidth/run-perftest.sh.j2", header=header, pairs=pairs, rounds=bw.rounds, duration=bw.duration_s,
+        tclass=bw.tclass, dscp=q.roce_dscp, priority=q.roce_priority, gid_index=bw.gid_index,
+        expected_name=EXPECTED)
     if bw.nccl is not None:
         # always quoted: NCCL's exact-match values start with '=', which shlex leaves bare and shellcheck flags
         env = [(key, "'" + value.replace("'", "'\\''") + "'") for key, value in plan.host_profile.nccl_env]
         context = {"header": header, "nccl": bw.nccl, "env": env, "expected_name": EXPECTED,
                    "nodelist": hostlist(bw.nccl.hosts)}
-        files += [
-            (f"{FOLDER}/nccl-allreduce.sbatch", "nccl-sbatch", render("bandwidth/nccl-allreduce.sbatch.j2", **context)),
-            (f"{FOLDER}/nccl-allreduce-mpirun.sh", "nccl-mpirun",
-             render("bandwidth/nccl-allreduce-mpirun.sh.j2", **context)),
-        ]
-    files.append((f"{FOLDER}/{EXPECTED}", "bandwidth-expected",
-                  dumps_outline(expected_document(plan, bw))))
-    return files
+        yield f"{FOLDER}/nccl-allreduce.sbatch", "nccl-sbatch", render("bandwidth/nccl-allreduce.sbatch.j2", **context)
+        yield (f"{FOLDER}/nccl-allreduce-mpirun.sh", "nccl-mpirun",
+               render("bandwidth/nccl-allreduce-mpirun.sh.j2", **context))
+    yield f"{FOLDER}/{EXPECTED}", "bandwidth-expected", dumps_outline(expected_document(plan, bw))

@@ -71,6 +71,16 @@ class _Neighbourhood:
         self.dist = _distances(graph, members)
         self._hops: dict[str, list[tuple[str, str]]] = {}
         self._shares: dict[str, Share] = {member: {member: 1.0} for member in members}
+        self._ports: dict[str, dict[str, list[str]]] = {}
+
+    def ports_to(self, member: str, leaf: str) -> list[str]:
+        """The ports of a switch of N(T) cabled to `leaf`, in cabling order."""
+        by_peer = self._ports.get(member)
+        if by_peer is None:
+            by_peer = self._ports[member] = {}
+            for port, peer in self.graph[member]:
+                by_peer.setdefault(peer, []).append(port)
+        return by_peer.get(leaf, [])
 
     def hops(self, node: str) -> list[tuple[str, str]]:
         found = self._hops.get(node)
@@ -135,11 +145,11 @@ def coverage(plan: FabricPlan, pairs: tuple[PerftestPair, ...]) -> Coverage:
                     climbing[leaf] = climbing.get(leaf, 0.0) + amount
         walk.climb(climbing, qps)
         for targets in target_sets:
-            _descend(graph, walk, targets, routes[targets], qps)
+            _descend(walk, targets, routes[targets], qps)
     return Coverage(qps, len(qps))
 
 
-def _descend(graph: Graph, walk: _Neighbourhood, targets: frozenset[str], sources: dict[str, float],
+def _descend(walk: _Neighbourhood, targets: frozenset[str], sources: dict[str, float],
              qps: dict[Hop, float]) -> None:
     """The last hop: what the sources' QPs for `targets` bring to each switch of N(T), split over its links
     to T."""
@@ -149,6 +159,6 @@ def _descend(graph: Graph, walk: _Neighbourhood, targets: frozenset[str], source
             for member, part in walk.share(leaf).items():
                 arriving[member] = arriving.get(member, 0.0) + amount * part
     for member, amount in arriving.items():
-        down = [(port, peer) for port, peer in graph[member] if peer in targets]
+        down = [(port, leaf) for leaf in targets for port in walk.ports_to(member, leaf)]
         for port, peer in down:
             qps[(member, port, peer)] += amount / len(down)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from rocefab.models.catalogue import lookup_model
@@ -65,25 +65,28 @@ def plan_file(plan: FabricPlan) -> RenderedFile:
     return RenderedFile("plan.json", "fabric", "plan", plan_to_json(plan))
 
 
-def fabric_files(plan: FabricPlan, with_plan: bool = True) -> list[RenderedFile]:
-    """The fabric-wide artifacts; `with_plan=False` leaves out plan.json (see `plan_file`), the largest."""
+def fabric_files(plan: FabricPlan, with_plan: bool = True) -> Iterator[RenderedFile]:
+    """The fabric-wide artifacts, each made when asked for, so a writer holds one at a time (a 98,304-GPU
+    fabric's are hundreds of megabytes); `with_plan=False` leaves out plan.json (see `plan_file`), the largest."""
     cabling = connections(plan)
-    fabric = [
-        ("cabling.csv", "cabling-plan", render_cabling_csv(plan, cabling)),
-        ("bom.csv", "bill-of-materials", render_bom_csv(plan, cabling)),
-        ("topology.svg", "topology-diagram", render_topology_svg(plan)),
-        *render_containerlab_files(plan),  # the topology, then each kept switch's startup config
-        ("summary.json", "summary", summary_to_json(fabric_summary(plan))),
-        ("inventory.yaml", "inventory", render_inventory(plan)),
-    ]
-    catalog = render_anta_catalog(plan)
-    if catalog is not None:
-        fabric.append(("anta/catalog.yml", "anta-catalog", catalog))
-    fabric += render_monitoring(plan)
-    fabric += render_bandwidth_tests(plan)
-    files = [RenderedFile(path, "fabric", kind, content, executable=path.endswith(EXECUTABLE))
-             for path, kind, content in fabric]
-    return [*files, plan_file(plan)] if with_plan else files
+
+    def made() -> Iterator[tuple[str, str, str]]:
+        yield "cabling.csv", "cabling-plan", render_cabling_csv(plan, cabling)
+        yield "bom.csv", "bill-of-materials", render_bom_csv(plan, cabling)
+        yield "topology.svg", "topology-diagram", render_topology_svg(plan)
+        yield from render_containerlab_files(plan)  # the topology, then each kept switch's startup config
+        yield "summary.json", "summary", summary_to_json(fabric_summary(plan))
+        yield "inventory.yaml", "inventory", render_inventory(plan)
+        catalog = render_anta_catalog(plan)
+        if catalog is not None:
+            yield "anta/catalog.yml", "anta-catalog", catalog
+        yield from render_monitoring(plan)
+        yield from render_bandwidth_tests(plan)
+
+    for path, kind, content in made():
+        yield RenderedFile(path, "fabric", kind, content, executable=path.endswith(EXECUTABLE))
+    if with_plan:
+        yield plan_file(plan)
 
 
 def summary_file(plan: FabricPlan, device_lines: dict[str, int], findings: Sequence[Finding]) -> RenderedFile:

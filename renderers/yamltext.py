@@ -52,13 +52,17 @@ def _scalar(value: object) -> str:
     raise TypeError(f"cannot write {type(value).__name__} {value!r} as configuration YAML")
 
 
-@lru_cache(maxsize=65536)
+_KEYS: dict[object, str] = {}  # keys already printed: a dict lookup is cheaper than the lru_cache's call
+
+
 def _key(key: str | int | bool) -> str:
     text = _scalar(key)
     # PyYAML writes keys it cannot print simply (escapes, over 128 characters) as "? key"; configuration
     # keys are names, addresses and numbers, so such a key is a bug upstream.
     if text.startswith('"') or len(text) > 128:
         raise ValueError(f"{key!r} is not a simple mapping key")
+    if type(key) is str and len(_KEYS) < 65536:  # strings only: True == 1, and 1 must not answer for True
+        _KEYS[key] = text
     return text
 
 
@@ -72,21 +76,38 @@ def _inline(value: object) -> str | None:
 
 
 def _mapping(tree: dict[Any, Any], indent: int, lead: str, out: list[str]) -> None:
-    """Write `tree` with its keys at `indent`; the first line starts with `lead` instead of spaces."""
+    """Write `tree` with its keys at `indent`; the first line starts with `lead` instead of spaces.
+
+    Exact types first (a config tree is plain dicts, strings and ints): the common cases cost one `type()`
+    and one comparison each, and everything else takes the general `_inline` path."""
     pad = " " * indent
+    deeper = " " * (indent + 2)
     first = lead
+    append = out.append
     for key, value in tree.items():
-        head = f"{first}{_key(key)}:"
+        head = f"{first}{_KEYS.get(key) or _key(key)}:"
         first = pad
-        inline = _inline(value)
-        if inline is not None:
-            out.append(f"{head} {inline}\n")
-        elif isinstance(value, dict):
-            out.append(head + "\n")
-            _mapping(value, indent + 2, " " * (indent + 2), out)
+        kind = type(value)
+        if kind is dict:
+            if value:
+                append(head + "\n")
+                _mapping(value, indent + 2, deeper, out)
+            else:
+                append(head + " {}\n")
+        elif kind is str:
+            append(f"{head} {_string(value)}\n")
+        elif kind is int:
+            append(f"{head} {value}\n")
         else:
-            out.append(head + "\n")
-            _sequence(value, indent, pad, out)  # PyYAML indents a list no further than its key
+            inline = _inline(value)
+            if inline is not None:
+                append(f"{head} {inline}\n")
+            elif isinstance(value, dict):
+                append(head + "\n")
+                _mapping(value, indent + 2, deeper, out)
+            else:
+                append(head + "\n")
+                _sequence(value, indent, pad, out)  # PyYAML indents a list no further than its key
 
 
 def _sequence(items: list[Any] | tuple[Any, ...], indent: int, lead: str, out: list[str]) -> None:

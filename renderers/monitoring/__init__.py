@@ -3,6 +3,7 @@ Prometheus configs that collect what the rules read, and a Grafana dashboard (se
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from rocefab.renderers.monitoring.collection import gnmic_config, prometheus_config
@@ -22,23 +23,21 @@ def _yaml(plan: FabricPlan, what: str, tree: dict[str, Any]) -> str:
     return "".join(f"# {line}\n" for line in header) + dump_block(tree)
 
 
-def render_monitoring(plan: FabricPlan) -> list[tuple[str, str, str]]:
-    """(path under the output folder, kind, content) of every monitoring file."""
+def render_monitoring(plan: FabricPlan) -> Iterator[tuple[str, str, str]]:
+    """(path under the output folder, kind, content) of every monitoring file, each made when asked for."""
     alerts = all_alerts(plan)
-    series = plan_series(plan)
-    return [
-        (f"monitoring/{RULES}", "prometheus-rules",
-         _yaml(plan, "Prometheus alerting rules: promtool check rules rules.yml", rule_document(plan, alerts))),
-        ("monitoring/rules.test.yml", "promtool-tests",
-         _yaml(plan, "promtool unit tests of rules.yml: promtool test rules rules.test.yml",
-               promtool_tests(plan, RULES))),
-        ("monitoring/prometheus.yml", "prometheus-config",
-         _yaml(plan, "Prometheus scrape config: promtool check config prometheus.yml",
-               prometheus_config(plan, RULES))),
-        ("monitoring/gnmic.yml", "gnmic-config",
-         _yaml(plan, "gnmic collector: GNMIC_USERNAME=... GNMIC_PASSWORD=... gnmic --config gnmic.yml subscribe",
-               gnmic_config(plan))),
-        ("monitoring/grafana-dashboard.json", "grafana-dashboard", render_dashboard(plan)),
-        ("monitoring/textfile/rocefab_plan.prom", "plan-series",
-         render_plan_series(series, header_lines(plan.source, "node_exporter textfile collector", "fabric"))),
-    ]
+    yield (f"monitoring/{RULES}", "prometheus-rules",
+           _yaml(plan, "Prometheus alerting rules: promtool check rules rules.yml", rule_document(plan, alerts)))
+    yield ("monitoring/rules.test.yml", "promtool-tests",
+           _yaml(plan, "promtool unit tests of rules.yml: promtool test rules rules.test.yml",
+                 promtool_tests(plan, RULES)))
+    yield ("monitoring/prometheus.yml", "prometheus-config",
+           _yaml(plan, "Prometheus scrape config: promtool check config prometheus.yml",
+                 prometheus_config(plan, RULES)))
+    yield ("monitoring/gnmic.yml", "gnmic-config",
+           _yaml(plan, "gnmic collector: GNMIC_USERNAME=... GNMIC_PASSWORD=... gnmic --config gnmic.yml subscribe",
+                 gnmic_config(plan)))
+    yield "monitoring/grafana-dashboard.json", "grafana-dashboard", render_dashboard(plan)
+    yield ("monitoring/textfile/rocefab_plan.prom", "plan-series",
+           render_plan_series(plan_series(plan),
+                              header_lines(plan.source, "node_exporter textfile collector", "fabric")))

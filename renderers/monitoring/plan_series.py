@@ -6,7 +6,7 @@ so an alert names the far end of the link and the tier it sits in, and "below pl
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from rocefab.renderers.monitoring.exporters import oc_queue_name, oc_speed
@@ -97,14 +97,13 @@ def _host_series(host: Host) -> Iterator[Series]:
         yield Series(PORT_SPEED, (name, nic.rdma_device), nic.speed_gbps * 125_000_000)
 
 
-def plan_series(plan: FabricPlan) -> list[Series]:
-    series: list[Series] = []
+def plan_series(plan: FabricPlan) -> Iterator[Series]:
+    """Every series of the plan, switches first, as they are made (a large fabric has millions)."""
     roles = {sw.name: sw.role for sw in plan.switches}
     for sw in plan.switches:
-        series.extend(_switch_series(plan, sw, roles))
+        yield from _switch_series(plan, sw, roles)
     for host in plan.hosts:
-        series.extend(_host_series(host))
-    return series
+        yield from _host_series(host)
 
 
 def sample_series(plan: FabricPlan) -> list[Series]:
@@ -135,7 +134,7 @@ HELP = {
 }
 
 
-def render_plan_series(series: list[Series], header: list[str]) -> str:
+def render_plan_series(series: Iterable[Series], header: list[str]) -> str:
     by_name: dict[str, list[str]] = {name: [] for name in HELP}
     for s in series:
         by_name[s.name].append(exposition_line(s))
