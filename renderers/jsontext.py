@@ -10,6 +10,7 @@ encoder: a port, a link, a NIC, a BGP neighbour per line, greppable and diffable
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
@@ -85,7 +86,28 @@ def dumps_outline(value: object) -> str:
       "vlans": [1, 2]
     }
     """
-    out: list[str] = []
+    parts: list[str] = []
+    write_outline(value, parts.append)
+    return "".join(parts)
+
+
+class _Out(list[str]):
+    """The text so far, handed to `emit` a few thousand pieces at a time, so a plan of hundreds of megabytes
+    is never held whole (nor as a list of millions of pieces)."""
+
+    def __init__(self, emit: Callable[[str], None]) -> None:
+        super().__init__()
+        self.emit = emit
+
+    def flush(self, at_least: int = 0) -> None:
+        if len(self) > at_least:
+            self.emit("".join(self))
+            self.clear()
+
+
+def write_outline(value: object, emit: Callable[[str], None]) -> None:
+    """What `dumps_outline` returns, given to `emit` in pieces."""
+    out = _Out(emit)
     items = _items(value)
     if items is not None:
         _write_record(items, "", out)
@@ -94,10 +116,10 @@ def dumps_outline(value: object) -> str:
     else:
         out.append(_encode(value))
     out.append("\n")
-    return "".join(out)
+    out.flush()
 
 
-def _write_value(value: object, pad: str, out: list[str]) -> None:
+def _write_value(value: object, pad: str, out: _Out) -> None:
     if _is_record_list(value):
         _write_list(value, pad, out)  # type: ignore[arg-type]
         return
@@ -111,7 +133,7 @@ def _write_value(value: object, pad: str, out: list[str]) -> None:
     out.append(_encode(value))
 
 
-def _write_record(items: list[tuple[str, Any]], pad: str, out: list[str]) -> None:
+def _write_record(items: list[tuple[str, Any]], pad: str, out: _Out) -> None:
     inner = pad + "  "
     separator = "{"
     for key, item in items:
@@ -121,11 +143,12 @@ def _write_record(items: list[tuple[str, Any]], pad: str, out: list[str]) -> Non
     out.append(f"\n{pad}}}" if items else "{}")
 
 
-def _write_list(values: list[Any] | tuple[Any, ...], pad: str, out: list[str]) -> None:
+def _write_list(values: list[Any] | tuple[Any, ...], pad: str, out: _Out) -> None:
     inner = pad + "  "
     separator = "["
     for item in values:
         out.append(f"{separator}\n{inner}")
         separator = ","
         _write_value(item, inner, out)
+        out.flush(at_least=4096)
     out.append(f"\n{pad}]")

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rocefab.renderers.render import RenderedFile
+from rocefab.renderers.render import AnyFile, RenderedFile, StreamedFile
 
 MANIFEST = "manifest.json"
 STAGING_PREFIX = ".rocefab-staging-"
@@ -76,12 +76,13 @@ def source_of(intent: Path, version: str) -> Source:
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
 
 
-def write_files(folder: Path, files: Iterable[RenderedFile]) -> list[Entry]:
+def write_files(folder: Path, files: Iterable[AnyFile]) -> list[Entry]:
     """Write `files` under `folder`, which holds none of them yet; modes follow the umask, as a compiler's do.
 
     Raw descriptors rather than `open()`: a large fabric is thousands of small files, and the buffered
     layer's extra system calls per file (fstat, isatty, lseek) cost more than the writing itself.
-    O_EXCL turns two files claiming one path into an error instead of a silent overwrite."""
+    O_EXCL turns two files claiming one path into an error instead of a silent overwrite. A streamed file is
+    hashed and written piece by piece, never held whole."""
     entries: list[Entry] = []
     made: set[Path] = set()
     for f in files:
@@ -89,16 +90,39 @@ def write_files(folder: Path, files: Iterable[RenderedFile]) -> list[Entry]:
         if path.parent not in made:
             path.parent.mkdir(parents=True, exist_ok=True)
             made.add(path.parent)
-        data = f.content.encode()
         fd = os.open(path, _CREATE, 0o777 if f.executable else 0o666)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            if isinstance(f, StreamedFile):
+                digest, lines = _write_pieces(fd, f)
+            else:
+                data = f.content.encode()
+                _write_all(fd, data)
+                digest, lines = hashlib.sha256(data).hexdigest(), data.count(b"\n")
         finally:
             os.close(fd)
-        entries.append(Entry(f.path, f.device, f.kind, hashlib.sha256(data).hexdigest(), data.count(b"\n")))
+        entries.append(Entry(f.path, f.device, f.kind, digest, lines))
     return entries
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _write_pieces(fd: int, f: StreamedFile) -> tuple[str, int]:
+    digest = hashlib.sha256()
+    lines = 0
+
+    def emit(text: str) -> None:
+        nonlocal lines
+        data = text.encode()
+        digest.update(data)
+        lines += data.count(b"\n")
+        _write_all(fd, data)
+
+    f.write(emit)
+    return digest.hexdigest(), lines
 
 
 def manifest_json(files: Sequence[RenderedFile | Entry], source: Source | None = None) -> str:

@@ -6,12 +6,13 @@ to JSON (`rocefab plan --json`) so operators and other tools can consume the sam
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
 from rocefab.models.resolve import Role
 from rocefab.renderers.headroom import Headroom
-from rocefab.renderers.jsontext import dumps_outline
+from rocefab.renderers.jsontext import dumps_outline, write_outline
 from rocefab.renderers.services import SiteServices
 
 __all__ = ["Role"]  # the tiers, as the resolution names them; the plan's other types are defined here
@@ -363,3 +364,8 @@ class FabricPlan:
 
 def plan_to_json(plan: FabricPlan) -> str:
     return dumps_outline(plan)
+
+
+def write_plan_json(plan: FabricPlan, emit: Callable[[str], None]) -> None:
+    """plan.json's text, given to `emit` in pieces."""
+    write_outline(plan, emit)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from rocefab.models.catalogue import lookup_model
@@ -17,7 +17,7 @@ from rocefab.renderers.containerlab import render_containerlab_files
 from rocefab.renderers.diagram import render_topology_svg
 from rocefab.renderers.inventory_file import render_inventory
 from rocefab.renderers.monitoring import render_monitoring
-from rocefab.renderers.plan import FabricPlan, Host, Switch, plan_to_json
+from rocefab.renderers.plan import FabricPlan, Host, Switch, write_plan_json
 from rocefab.renderers.summary import fabric_summary, summary_to_json
 from rocefab.renderers.summary_markdown import SUMMARY_MD, render_summary_markdown
 
@@ -31,6 +31,29 @@ class RenderedFile:
     executable: bool = False
 
 
+Emit = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class StreamedFile:
+    """A file too large to hold whole (plan.json and the plan's series of a 98,304-GPU fabric are hundreds of
+    megabytes each): `write` hands its text to an emit function piece by piece, and the writer hashes and
+    writes each piece as it comes. `content` joins the pieces for callers that want the text."""
+
+    path: str
+    device: str
+    kind: str
+    write: Callable[[Emit], None]
+    executable: bool = False
+
+    @property
+    def content(self) -> str:
+        parts: list[str] = []
+        self.write(parts.append)
+        return "".join(parts)
+
+
+AnyFile = RenderedFile | StreamedFile
 EXECUTABLE = (".sh", ".sbatch")  # fabric-wide scripts: the bandwidth tests' runners
 
 
@@ -61,16 +84,16 @@ def device_files(plan: FabricPlan, devices: Iterable[int]) -> list[RenderedFile]
     return files
 
 
-def plan_file(plan: FabricPlan) -> RenderedFile:
-    return RenderedFile("plan.json", "fabric", "plan", plan_to_json(plan))
+def plan_file(plan: FabricPlan) -> StreamedFile:
+    return StreamedFile("plan.json", "fabric", "plan", lambda emit: write_plan_json(plan, emit))
 
 
-def fabric_files(plan: FabricPlan, with_plan: bool = True) -> Iterator[RenderedFile]:
+def fabric_files(plan: FabricPlan, with_plan: bool = True) -> Iterator[AnyFile]:
     """The fabric-wide artifacts, each made when asked for, so a writer holds one at a time (a 98,304-GPU
     fabric's are hundreds of megabytes); `with_plan=False` leaves out plan.json (see `plan_file`), the largest."""
     cabling = connections(plan)
 
-    def made() -> Iterator[tuple[str, str, str]]:
+    def made() -> Iterator[tuple[str, str, str | Callable[[Emit], None]]]:
         yield "cabling.csv", "cabling-plan", render_cabling_csv(plan, cabling)
         yield "bom.csv", "bill-of-materials", render_bom_csv(plan, cabling)
         yield "topology.svg", "topology-diagram", render_topology_svg(plan)
@@ -84,7 +107,9 @@ def fabric_files(plan: FabricPlan, with_plan: bool = True) -> Iterator[RenderedF
         yield from render_bandwidth_tests(plan)
 
     for path, kind, content in made():
-        yield RenderedFile(path, "fabric", kind, content, executable=path.endswith(EXECUTABLE))
+        executable = path.endswith(EXECUTABLE)
+        yield (RenderedFile(path, "fabric", kind, content, executable) if isinstance(content, str)
+               else StreamedFile(path, "fabric", kind, content, executable))
     if with_plan:
         yield plan_file(plan)
 
@@ -103,7 +128,7 @@ def device_lines(files: Iterable[tuple[str, int]]) -> dict[str, int]:
     return dict(counts)
 
 
-def render_fabric(plan: FabricPlan, findings: Sequence[Finding] = ()) -> list[RenderedFile]:
+def render_fabric(plan: FabricPlan, findings: Sequence[Finding] = ()) -> list[AnyFile]:
     """Every file of the fabric, in a fixed order: switches, hosts, then the fabric-wide artifacts."""
     files = [*device_files(plan, range(len(plan.switches) + len(plan.hosts))), *fabric_files(plan)]
     lines = device_lines((f.device, f.content.count("\n")) for f in files)

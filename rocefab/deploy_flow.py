@@ -29,7 +29,7 @@ from rocefab.models.loader import IntentLoadError
 from rocefab.pipeline_commands import checked_plan
 from rocefab.platforms import unit
 from rocefab.renderers.plan import FabricPlan
-from rocefab.renderers.render import RenderedFile, render_fabric
+from rocefab.renderers.render import RenderedFile, device_files
 
 capture_library_logs()  # this module runs only in the command line's deploy commands
 
@@ -70,8 +70,8 @@ def _wanted(only: str | None) -> set[str] | None:
 
 
 def _files(intent: Path, plan: FabricPlan, source: Source, only: str | None) -> list[RenderedFile]:
-    if source.rendered is None:
-        return render_fabric(plan)
+    if source.rendered is None:  # only the devices' own files: a push never reads the fabric-wide artifacts
+        return device_files(plan, range(len(plan.switches) + len(plan.hosts)))
     from rocefab import deploy_rendered
 
     wanted = _wanted(only)

@@ -31,3 +31,25 @@ def test_parallel_render_matches_serial(tmp_path: Path) -> None:
     assert len(manifest) == len(serial) == 4 * (len(plan.hosts)) + len(plan.switches) * 1 + 8 + sum(
         1 for s in plan.switches if s.platform == "cumulus") + any(s.platform == "eos" for s in plan.switches) + 11 \
         + len(select_lab_cut(plan).switches)
+
+
+def test_streamed_files_are_written_as_their_text(tmp_path: Path) -> None:
+    """plan.json and the plan's series are written piece by piece; on disk and in the manifest they are what
+    their joined text is, and each piece boundary falls where it may (a plan larger than one piece)."""
+    import hashlib
+
+    from rocefab.renderers.render import StreamedFile, fabric_files
+
+    plan = check_file(INTENTS / "cluster1024-rail.yaml", TEST_VERSION).plan
+    assert plan is not None
+    streamed = [f for f in fabric_files(plan) if isinstance(f, StreamedFile)]
+    assert {f.path for f in streamed} == {"plan.json", "monitoring/textfile/rocefab_plan.prom"}
+    pieces: list[str] = []
+    streamed[-1].write(pieces.append)
+    assert len(pieces) > 2  # the plan of 1,024 nodes arrives in several pieces
+    entries = {e.path: e for e in render_to_folder(plan, tmp_path / "out", jobs=2)}
+    for f in streamed:
+        text = f.content
+        assert (tmp_path / "out" / f.path).read_text(encoding="utf-8") == text
+        assert entries[f.path].sha256 == hashlib.sha256(text.encode()).hexdigest()
+        assert entries[f.path].lines == text.count("\n")

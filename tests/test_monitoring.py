@@ -16,7 +16,7 @@ from conftest import INTENTS, ROOT, TEST_VERSION, example_plan, needs_tool
 
 from rocefab.deploy.verify.doctor import OVERSUBSCRIBED, RETRANSMISSIONS, RULES
 from rocefab.platforms import unit
-from rocefab.renderers.monitoring import render_monitoring
+from rocefab.renderers.monitoring import render_monitoring, text_of
 from rocefab.renderers.monitoring.plan_series import PORT_INFO, plan_series
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.plan import FabricPlan
@@ -30,7 +30,7 @@ def _write(plan: FabricPlan, folder: Path) -> Path:
     for path, _kind, content in render_monitoring(plan):
         target = folder / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content, encoding="utf-8")
+        target.write_text(text_of(content), encoding="utf-8")
     return folder / "monitoring"
 
 
@@ -47,7 +47,7 @@ def _plan_of(path: Path) -> FabricPlan:
 
 
 def _document(plan: FabricPlan, name: str) -> Any:
-    return next(yaml.safe_load(content) for path, _k, content in render_monitoring(plan)
+    return next(yaml.safe_load(text_of(content)) for path, _k, content in render_monitoring(plan)
                 if path == f"monitoring/{name}")
 
 
@@ -199,7 +199,7 @@ def test_without_management_addressing_gnmic_reaches_the_loopback() -> None:
 
 def test_no_credential_is_written() -> None:
     for _path, _kind, content in render_monitoring(example_plan("pod32")):
-        assert "password" not in content.lower().replace("gnmic_password=...", "")
+        assert "password" not in text_of(content).lower().replace("gnmic_password=...", "")
 
 
 def test_prometheus_scrapes_every_host_and_relabels_to_device_and_port() -> None:
@@ -216,7 +216,8 @@ def test_prometheus_scrapes_every_host_and_relabels_to_device_and_port() -> None
 def _dashboard(plan: FabricPlan) -> dict[str, Any]:
     import json
 
-    text = next(content for path, _k, content in render_monitoring(plan) if path.endswith("grafana-dashboard.json"))
+    text = next(text_of(content) for path, _k, content in render_monitoring(plan)
+                if path.endswith("grafana-dashboard.json"))
     loaded: dict[str, Any] = json.loads(text)
     return loaded
 

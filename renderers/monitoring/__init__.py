@@ -3,12 +3,12 @@ Prometheus configs that collect what the rules read, and a Grafana dashboard (se
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from rocefab.renderers.monitoring.collection import gnmic_config, prometheus_config
 from rocefab.renderers.monitoring.dashboard import render_dashboard
-from rocefab.renderers.monitoring.plan_series import plan_series, render_plan_series
+from rocefab.renderers.monitoring.plan_series import write_plan_series
 from rocefab.renderers.monitoring.rule_tests import promtool_tests
 from rocefab.renderers.monitoring.rules import all_alerts, rule_document
 from rocefab.renderers.plan import FabricPlan
@@ -23,8 +23,21 @@ def _yaml(plan: FabricPlan, what: str, tree: dict[str, Any]) -> str:
     return "".join(f"# {line}\n" for line in header) + dump_block(tree)
 
 
-def render_monitoring(plan: FabricPlan) -> Iterator[tuple[str, str, str]]:
-    """(path under the output folder, kind, content) of every monitoring file, each made when asked for."""
+Content = str | Callable[[Callable[[str], None]], None]
+
+
+def text_of(content: Content) -> str:
+    """A monitoring file's text, whether made whole or written in pieces."""
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    content(parts.append)
+    return "".join(parts)
+
+
+def render_monitoring(plan: FabricPlan) -> Iterator[tuple[str, str, Content]]:
+    """(path under the output folder, kind, content) of every monitoring file, each made when asked for; the
+    plan's series, the largest by far, as a function that writes them piece by piece."""
     alerts = all_alerts(plan)
     yield (f"monitoring/{RULES}", "prometheus-rules",
            _yaml(plan, "Prometheus alerting rules: promtool check rules rules.yml", rule_document(plan, alerts)))
@@ -38,6 +51,6 @@ def render_monitoring(plan: FabricPlan) -> Iterator[tuple[str, str, str]]:
            _yaml(plan, "gnmic collector: GNMIC_USERNAME=... GNMIC_PASSWORD=... gnmic --config gnmic.yml subscribe",
                  gnmic_config(plan)))
     yield "monitoring/grafana-dashboard.json", "grafana-dashboard", render_dashboard(plan)
+    header = header_lines(plan.source, "node_exporter textfile collector", "fabric")
     yield ("monitoring/textfile/rocefab_plan.prom", "plan-series",
-           render_plan_series(plan_series(plan),
-                              header_lines(plan.source, "node_exporter textfile collector", "fabric")))
+           lambda emit: write_plan_series(plan, header, emit))  # millions of lines at scale: streamed

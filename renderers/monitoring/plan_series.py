@@ -6,7 +6,7 @@ so an alert names the far end of the link and the tier it sits in, and "below pl
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
 from rocefab.renderers.monitoring.exporters import oc_queue_name, oc_speed
@@ -58,34 +58,53 @@ def _placement(pod: int | None, rail: int | None) -> tuple[str, str]:
     return ("" if pod is None else str(pod)), ("" if rail is None else str(rail))
 
 
-def _switch_series(plan: FabricPlan, sw: Switch, roles: dict[str, Role]) -> Iterator[Series]:
+def _direction(sw: Switch, peer: str, roles: dict[str, Role]) -> str:
+    peer_role = roles.get(peer)
+    if peer_role is not None and TIER_RANK[peer_role] > TIER_RANK[sw.role]:
+        return "up"
+    return "peer" if peer_role is sw.role else "down"
+
+
+# One maker per series name, over the switches and over the hosts: the file lists each name's series together,
+# so it is written a name at a time, straight from the plan, without holding millions of series.
+
+def _switch_ports(plan: FabricPlan, sw: Switch, roles: dict[str, Role]) -> Iterator[Series]:
     pod, rail = _placement(sw.pod, sw.rail)
-    name, tier = sw.name, sw.role.value
     for port in sw.ports:
-        yield Series(PORT_INFO, (name, port.name, port.peer.device, port.peer.port, tier, port.role.value,
-                                 oc_speed(port.speed_gbps), pod, rail), 1)
-        yield Series(PORT_SPEED, (name, port.name), port.speed_gbps * 125_000_000)
-    uplinks = 0
+        yield Series(PORT_INFO, (sw.name, port.name, port.peer.device, port.peer.port, sw.role.value,
+                                 port.role.value, oc_speed(port.speed_gbps), pod, rail), 1)
+
+
+def _switch_speeds(plan: FabricPlan, sw: Switch, roles: dict[str, Role]) -> Iterator[Series]:
+    for port in sw.ports:
+        yield Series(PORT_SPEED, (sw.name, port.name), port.speed_gbps * 125_000_000)
+
+
+def _sessions(plan: FabricPlan, sw: Switch, roles: dict[str, Role]) -> Iterator[Series]:
+    pod, rail = _placement(sw.pod, sw.rail)
     for n in sw.bgp.neighbors:
-        peer_role = roles.get(n.peer_device)
-        up = peer_role is not None and TIER_RANK[peer_role] > TIER_RANK[sw.role]
-        uplinks += up
-        direction = "up" if up else "peer" if peer_role is sw.role else "down"
-        yield Series(BGP_SESSION, (name, n.address or n.interface or "", n.peer_device, direction, tier, pod, rail), 1)
+        yield Series(BGP_SESSION, (sw.name, n.address or n.interface or "", n.peer_device,
+                                   _direction(sw, n.peer_device, roles), sw.role.value, pod, rail), 1)
+
+
+def _ecmp(plan: FabricPlan, sw: Switch, roles: dict[str, Role]) -> Iterator[Series]:
+    uplinks = sum(_direction(sw, n.peer_device, roles) == "up" for n in sw.bgp.neighbors)
     if uplinks:
-        yield Series(ECMP_PATHS, (name, tier, pod, rail), uplinks)
+        yield Series(ECMP_PATHS, (sw.name, sw.role.value, *_placement(sw.pod, sw.rail)), uplinks)
+
+
+def _queues(plan: FabricPlan, sw: Switch, roles: dict[str, Role]) -> Iterator[Series]:
     for priority in plan.qos.lossless_priorities:
-        yield Series(LOSSLESS_QUEUE, (name, oc_queue_name(sw.platform, priority), str(priority)), 1)
+        yield Series(LOSSLESS_QUEUE, (sw.name, oc_queue_name(sw.platform, priority), str(priority)), 1)
 
 
-def _host_series(host: Host) -> Iterator[Series]:
+def _host_ports(host: Host) -> Iterator[Series]:
     name = host.name
     for bond in host.bonds:
         pod, rail = _placement(host.pod, None)
         speed = oc_speed(bond.speed_gbps)
         first = bond.members[0]
         yield Series(PORT_INFO, (name, bond.rdma_device, first.switch, first.port, "host", "rdma", speed, pod, rail), 1)
-        yield Series(PORT_SPEED, (name, bond.rdma_device), bond.speed_gbps * 125_000_000)
         for member in bond.members:
             yield Series(PORT_INFO, (name, member.netdev, member.switch, member.port, "host", "nic", speed, pod, rail),
                          1)
@@ -94,35 +113,55 @@ def _host_series(host: Host) -> Iterator[Series]:
         speed = oc_speed(nic.speed_gbps)
         for port, kind in ((nic.rdma_device, "rdma"), (nic.netdev, "nic")):
             yield Series(PORT_INFO, (name, port, nic.switch, nic.port, "host", kind, speed, pod, rail), 1)
-        yield Series(PORT_SPEED, (name, nic.rdma_device), nic.speed_gbps * 125_000_000)
+
+
+def _host_speeds(host: Host) -> Iterator[Series]:
+    for bond in host.bonds:
+        yield Series(PORT_SPEED, (host.name, bond.rdma_device), bond.speed_gbps * 125_000_000)
+    for nic in host.nics:
+        yield Series(PORT_SPEED, (host.name, nic.rdma_device), nic.speed_gbps * 125_000_000)
+
+
+SwitchMaker = Callable[[FabricPlan, Switch, dict[str, Role]], Iterator[Series]]
+HostMaker = Callable[[Host], Iterator[Series]]
+_MAKERS: dict[str, tuple[SwitchMaker, HostMaker | None]] = {
+    PORT_INFO: (_switch_ports, _host_ports),
+    PORT_SPEED: (_switch_speeds, _host_speeds),
+    BGP_SESSION: (_sessions, None),
+    ECMP_PATHS: (_ecmp, None),
+    LOSSLESS_QUEUE: (_queues, None),
+}
+
+
+def _named(plan: FabricPlan, name: str, switches: Iterable[Switch], hosts: Iterable[Host]) -> Iterator[Series]:
+    roles = {sw.name: sw.role for sw in plan.switches}
+    of_switch, of_host = _MAKERS[name]
+    for sw in switches:
+        yield from of_switch(plan, sw, roles)
+    if of_host is not None:
+        for host in hosts:
+            yield from of_host(host)
 
 
 def plan_series(plan: FabricPlan) -> Iterator[Series]:
-    """Every series of the plan, switches first, as they are made (a large fabric has millions)."""
-    roles = {sw.name: sw.role for sw in plan.switches}
-    for sw in plan.switches:
-        yield from _switch_series(plan, sw, roles)
-    for host in plan.hosts:
-        yield from _host_series(host)
+    """Every series of the plan, a name at a time (switches, then hosts), as they are made."""
+    for name in _MAKERS:
+        yield from _named(plan, name, plan.switches, plan.hosts)
 
 
 def sample_series(plan: FabricPlan) -> list[Series]:
-    """The series of the leading devices only, in plan order: enough to hold the first switch port (and its
-    queue and planned speed), the first BGP session, the first switch with equal-cost uplinks and the first
-    host RDMA port — what the promtool tests are built on (rule_tests.py), without the millions of the rest."""
-    series: list[Series] = []
+    """The series of the leading devices only: enough to hold the first switch port (and its queue and planned
+    speed), the first BGP session, the first switch with equal-cost uplinks and the first host RDMA port — what
+    the promtool tests are built on (rule_tests.py), without the millions of the rest."""
     roles = {sw.name: sw.role for sw in plan.switches}
+    switches: list[Switch] = []
     for sw in plan.switches:
-        mine = list(_switch_series(plan, sw, roles))
-        series += mine
-        if any(s.name == ECMP_PATHS for s in mine) and any(s.name == PORT_INFO for s in series):
+        switches.append(sw)
+        if any(True for _ in _ecmp(plan, sw, roles)) and any(s.ports for s in switches):
             break
-    for host in plan.hosts:
-        mine = list(_host_series(host))
-        series += mine
-        if any(s.name == PORT_INFO and s.values[5] == "rdma" for s in mine):
-            break
-    return series
+    host = next((h for h in plan.hosts if h.bonds or h.nics), None)
+    hosts = plan.hosts[:plan.hosts.index(host) + 1] if host is not None else plan.hosts
+    return [s for name in _MAKERS for s in _named(plan, name, switches, hosts)]
 
 
 HELP = {
@@ -134,11 +173,22 @@ HELP = {
 }
 
 
-def render_plan_series(series: Iterable[Series], header: list[str]) -> str:
-    by_name: dict[str, list[str]] = {name: [] for name in HELP}
-    for s in series:
-        by_name[s.name].append(exposition_line(s))
-    lines = [f"# {line}" for line in header]
-    for name, rows in by_name.items():
-        lines += [f"# HELP {name} {HELP[name]}", f"# TYPE {name} gauge", *rows]
-    return "\n".join(lines) + "\n"
+def write_plan_series(plan: FabricPlan, header: list[str], emit: Callable[[str], None]) -> None:
+    """The textfile: every series of the plan under its HELP and TYPE lines, given to `emit` in pieces."""
+    emit("".join(f"# {line}\n" for line in header))
+    for name in _MAKERS:
+        emit(f"# HELP {name} {HELP[name]}\n# TYPE {name} gauge\n")
+        rows: list[str] = []
+        for series in _named(plan, name, plan.switches, plan.hosts):
+            rows.append(exposition_line(series))
+            if len(rows) == 8192:
+                emit("\n".join(rows) + "\n")
+                rows.clear()
+        if rows:
+            emit("\n".join(rows) + "\n")
+
+
+def render_plan_series(plan: FabricPlan, header: list[str]) -> str:
+    parts: list[str] = []
+    write_plan_series(plan, header, parts.append)
+    return "".join(parts)
