@@ -10,7 +10,6 @@ NVUE Commands").
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Any
 
 from rocefab.platforms.cumulus import SPEC
@@ -227,27 +226,37 @@ def nvue_document(plan: FabricPlan, switch: Switch) -> Tree:
 
 
 _NEEDS_QUOTES = re.compile(r"\s")
+_QUOTED: dict[str, str] = {}  # tokens already quoted: most keys and values repeat from port to port
 
 
-@lru_cache(maxsize=65536)
 def _quote(token: str) -> str:
-    return f'"{token}"' if not token or _NEEDS_QUOTES.search(token) else token
+    quoted = _QUOTED.get(token)
+    if quoted is None:
+        quoted = f'"{token}"' if not token or _NEEDS_QUOTES.search(token) else token
+        if len(_QUOTED) < 65536:
+            _QUOTED[token] = quoted
+    return quoted
 
 
 def nv_set_commands(tree: Tree, prefix: str = "nv set") -> list[str]:
     """Flatten a set tree into `nv set` lines: a scalar ends a path with its value, an empty map ends
     it with its own key."""
     lines: list[str] = []
+    _flatten(tree, prefix, lines)
+    return lines
+
+
+def _flatten(tree: Tree, prefix: str, lines: list[str]) -> None:
+    append = lines.append
     for key, value in tree.items():
-        path = f"{prefix} {_quote(str(key))}"
+        path = f"{prefix} {_quote(key if type(key) is str else str(key))}"
         if isinstance(value, dict):
             if value:
-                lines.extend(nv_set_commands(value, path))
+                _flatten(value, path, lines)
             else:
-                lines.append(path)
+                append(path)
         else:
-            lines.append(f"{path} {_quote(str(value))}")
-    return lines
+            append(f"{path} {_quote(value if type(value) is str else str(value))}")
 
 
 def render_switch(plan: FabricPlan, switch: Switch, target: str) -> list[UnitFile]:
