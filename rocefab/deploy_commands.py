@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from rocefab.console import EXIT_INPUT, err
+
 INVENTORY_ENV = "ROCEFAB_INVENTORY"
 InventoryOpt = Annotated[Path, typer.Option("--inventory", "-i", envvar=INVENTORY_ENV, show_envvar=True,
                                             help="inventory YAML: where each device is")]
@@ -80,6 +82,9 @@ def apply(
     inventory is locked, 3 a device's state is unknown (the output says how to check it)."""
     from rocefab import deploy_flow
 
+    if exit_code and not dry_run:  # a push's exit status already says what happened; refuse rather than ignore
+        err.print("--exit-code needs --dry-run (a push exits 0 done, 1 stopped, 3 state unknown)", markup=False)
+        raise typer.Exit(EXIT_INPUT)
     shown, source = deploy_flow.Shown(as_json, exit_code), deploy_flow.Source(rendered, allow_edited)
     if dry_run:
         deploy_flow.dry_run(intent, inventory, concurrency, only, merge, clear_stale_sessions, force_unlock, shown,

@@ -73,3 +73,12 @@ def test_validate_json_is_one_document_with_positions(tmp_path: Path) -> None:
     assert good["valid"] and good["switches"] == 10 and good["hosts"] == 32
     assert all({"severity", "code", "field", "line", "col", "message"} <= set(f) for f in good["findings"])
     assert not bad["valid"] and bad["exit_code"] == 1
+
+
+def test_exit_code_on_a_push_is_refused_not_ignored(tmp_path: Path) -> None:
+    """`--exit-code` only means something for a dry run; on a push it is an input error, before any device or
+    inventory is touched (the inventory named does not even exist)."""
+    result = runner.invoke(app, ["apply", str(INTENTS / "lab.yaml"), "-i", str(tmp_path / "none.yaml"),
+                                 "--exit-code", "--yes"])
+    assert result.exit_code == 2
+    assert "--exit-code needs --dry-run" in result.output
