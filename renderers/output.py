@@ -15,7 +15,9 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
+import socket
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -221,6 +223,32 @@ def _prune_empty(target: Path, removed: Iterable[str]) -> None:
             (target / parent).rmdir()
 
 
+# Who stages: host and process, so a later render can tell a killed render's leftovers from a live one's (on a
+# shared filesystem, only this host's processes can be asked).
+_HOST = re.sub(r"[^A-Za-z0-9.-]", "_", socket.gethostname())[:64] or "host"
+_OWNER = f"{_HOST}-{os.getpid()}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def _remove_abandoned_staging(target: Path) -> None:
+    """Remove staging folders a killed render left behind: this host's, whose process is gone. Others' (another
+    host's, a running render's) are left alone."""
+    for child in target.glob(f"{STAGING_PREFIX}*"):
+        owner = re.fullmatch(rf"{re.escape(STAGING_PREFIX)}(.+)-([0-9]+)-[^-]*", child.name)
+        if owner and owner.group(1) == _HOST and int(owner.group(2)) != os.getpid() \
+                and not _alive(int(owner.group(2))) and child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+
+
 def publish(target: Path, fill: Callable[[Path], list[Entry]], source: Source | None = None) -> list[Entry]:
     """Let `fill` write into a staging folder inside `target`, then move its files into place (see the
     module's docstring); returns the manifest entries."""
@@ -228,7 +256,8 @@ def publish(target: Path, fill: Callable[[Path], list[Entry]], source: Source | 
     target.mkdir(parents=True, exist_ok=True)
     target = target.resolve()
     owned = _previous(target)
-    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=target))
+    _remove_abandoned_staging(target)
+    staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{_OWNER}-", dir=target))
     try:
         entries = fill(staging)
         new = [e.path for e in entries]

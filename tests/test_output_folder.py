@@ -162,3 +162,23 @@ def test_a_manifest_rocefab_did_not_write_is_refused(tmp_path: Path, document: s
     with pytest.raises(OutputError):
         _publish(tmp_path, _files(a="1\n"))
     assert (tmp_path / "keep.txt").read_text() == "x"
+
+
+def test_a_killed_renders_staging_folder_is_removed_by_the_next(tmp_path: Path) -> None:
+    """A render killed mid-way leaves its staging folder; the next render removes it when its process is gone
+    on this host, and leaves a running render's and another host's alone."""
+    import os
+    import socket
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    host = "".join(c if c.isalnum() or c in ".-" else "_" for c in socket.gethostname())[:64]
+    dead = tmp_path / f"{STAGING_PREFIX}{host}-{int(gone.stdout)}-abc_1234"
+    running = tmp_path / f"{STAGING_PREFIX}{host}-{os.getppid()}-def_5678"
+    elsewhere = tmp_path / f"{STAGING_PREFIX}other-node-{int(gone.stdout)}-ghi_9012"
+    for folder in (dead, running, elsewhere):
+        (folder / "switches").mkdir(parents=True)
+        (folder / "switches" / "leaf1.cfg").write_text("half written\n")
+    _publish(tmp_path, _files(**{"a.txt": "a\n"}))
+    assert not dead.exists()
+    assert running.is_dir() and elsewhere.is_dir()
