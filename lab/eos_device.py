@@ -67,7 +67,6 @@ class EosDevice:
         self.startup = self.running.text()
         self.flash: dict[str, str] = {}
         self.sessions: dict[str, Session] = {}
-        self.lldp_neighbors: list[dict[str, Any]] = []
         self.log: deque[tuple[str, list[str]]] = deque(maxlen=1000)  # (format, commands) per request
         self.lock = threading.RLock()
         digest = hashlib.sha256(name.encode()).hexdigest()

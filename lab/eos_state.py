@@ -179,7 +179,7 @@ def lldp_neighbors(dev: EosDevice) -> list[dict[str, Any]]:
     """One row per port with a live link: the far end's system name and port (hosts run lldpd too)."""
     wiring = dev.wiring
     if wiring is None:
-        return list(dev.lldp_neighbors)
+        return []  # a switch outside a lab fabric has no cables
     rows = []
     for name in _wired(dev):  # every cabled port exists, configured or not
         far = wiring.peer(dev.name, name)
