@@ -39,37 +39,36 @@ class FaultKind:
     args: tuple[str, ...]  # argument names, for the usage line
     on_switch: bool
     on_host: bool
-    help: str
 
 
 KINDS = {k.name: k for k in (
-    FaultKind("mtu", ("PORT|NETDEV", "BYTES"), True, True, "set an interface's MTU by hand"),
-    FaultKind("pfc-off", ("PORT",), True, False, "take PFC off a switch port (NVUE: off the RoCE priority)"),
-    FaultKind("speed", ("PORT", "GBPS"), True, False, "the port's optic trains at a lower speed"),
-    FaultKind("link-down", ("PORT",), True, False, "pull the port's cable"),
-    FaultKind("miscable", ("PORT", "PORT"), True, False, "swap the cables of two ports"),
-    FaultKind("bgp-down", ("PEER",), True, False, "the BGP session to PEER (a device name) stops answering"),
-    FaultKind("trust-pcp", ("NETDEV",), False, True, "the NIC trusts PCP instead of DSCP (mlnx_qos --trust pcp)"),
-    FaultKind("ecn-off", ("NETDEV",), False, True, "DCQCN off: every ECN enable of the NIC written 0"),
-    FaultKind("global-pause", ("NETDEV",), False, True, "802.3x global pause on (ethtool -A rx on tx on)"),
-    FaultKind("dscp-map", ("DSCP", "PRIORITY"), True, False, "map a DSCP to another priority (NVUE switches)"),
-    FaultKind("nic-dscp-map", ("NETDEV", "DSCP", "PRIORITY"), False, True, "the NIC maps a DSCP to another priority"),
-    FaultKind("strict-off", ("PRIORITY",), True, False, "the queue of PRIORITY leaves strict priority"),
-    FaultKind("unreachable", (), True, True, "the management address stops answering"),
-    FaultKind("pause-storm", ("PORT",), True, False, "the far end of PORT pauses it without end"),
-    FaultKind("drops", ("PORT",), True, False, "the lossless queue of PORT drops packets"),
-    FaultKind("errors", ("PORT",), True, False, "PORT receives corrupted frames (0.01 % of packets)"),
-    FaultKind("watchdog-storm", ("PORT",), True, False,
-              "the far end of PORT pauses it without end and PORT's PFC watchdog keeps shutting the queue"),
-    FaultKind("ecn-marks", ("PORT",), True, False, "PORT's egress is congested: 5 % of its RoCE packets ECN-marked"),
-    FaultKind("bond-leave", ("NETDEV",), False, True, "a port leaves its bond (ip link set nomaster)"),
-    FaultKind("no-address", ("NETDEV",), False, True, "the interface loses its addresses (ip address flush)"),
-    FaultKind("tos-reset", ("RDMA_DEVICE",), False, True, "rdma_cm's default ToS back to 0, as after a driver reload"),
-    FaultKind("nccl-set", ("KEY=VALUE",), False, True, "a site line at the top of /etc/nccl.conf overrides a key"),
-    FaultKind("firmware", ("NETDEV", "VERSION"), False, True, "the NIC card of NETDEV runs another firmware release"),
-    FaultKind("peermem-unload", (), False, True, "nvidia_peermem unloaded (GPUDirect RDMA off)"),
-    FaultKind("retransmits", ("RDMA_DEVICE",), False, True, "the RDMA device retransmits 0.1 % of what it sends"),
-    FaultKind("host-pause-storm", ("NETDEV",), False, True, "the NIC port pauses its leaf without end"),
+    FaultKind("mtu", ("PORT|NETDEV", "BYTES"), True, True),  # set an interface's MTU by hand
+    FaultKind("pfc-off", ("PORT",), True, False),  # take PFC off a switch port (NVUE: off the RoCE priority)
+    FaultKind("speed", ("PORT", "GBPS"), True, False),  # the port's optic trains at a lower speed
+    FaultKind("link-down", ("PORT",), True, False),  # pull the port's cable
+    FaultKind("miscable", ("PORT", "PORT"), True, False),  # swap the cables of two ports
+    FaultKind("bgp-down", ("PEER",), True, False),  # the BGP session to PEER (a device name) stops answering
+    FaultKind("trust-pcp", ("NETDEV",), False, True),  # the NIC trusts PCP instead of DSCP (mlnx_qos --trust pcp)
+    FaultKind("ecn-off", ("NETDEV",), False, True),  # DCQCN off: every ECN enable of the NIC written 0
+    FaultKind("global-pause", ("NETDEV",), False, True),  # 802.3x global pause on (ethtool -A rx on tx on)
+    FaultKind("dscp-map", ("DSCP", "PRIORITY"), True, False),  # map a DSCP to another priority (NVUE switches)
+    FaultKind("nic-dscp-map", ("NETDEV", "DSCP", "PRIORITY"), False, True),  # the NIC maps a DSCP to another priority
+    FaultKind("strict-off", ("PRIORITY",), True, False),  # the queue of PRIORITY leaves strict priority
+    FaultKind("unreachable", (), True, True),  # the management address stops answering
+    FaultKind("pause-storm", ("PORT",), True, False),  # the far end of PORT pauses it without end
+    FaultKind("drops", ("PORT",), True, False),  # the lossless queue of PORT drops packets
+    FaultKind("errors", ("PORT",), True, False),  # PORT receives corrupted frames (0.01 % of packets)
+    # the far end of PORT pauses it without end and PORT's PFC watchdog keeps shutting the queue
+    FaultKind("watchdog-storm", ("PORT",), True, False),
+    FaultKind("ecn-marks", ("PORT",), True, False),  # PORT's egress is congested: 5 % of its RoCE packets ECN-marked
+    FaultKind("bond-leave", ("NETDEV",), False, True),  # a port leaves its bond (ip link set nomaster)
+    FaultKind("no-address", ("NETDEV",), False, True),  # the interface loses its addresses (ip address flush)
+    FaultKind("tos-reset", ("RDMA_DEVICE",), False, True),  # rdma_cm's default ToS back to 0, as after a driver reload
+    FaultKind("nccl-set", ("KEY=VALUE",), False, True),  # a site line at the top of /etc/nccl.conf overrides a key
+    FaultKind("firmware", ("NETDEV", "VERSION"), False, True),  # the NIC card of NETDEV runs another firmware release
+    FaultKind("peermem-unload", (), False, True),  # nvidia_peermem unloaded (GPUDirect RDMA off)
+    FaultKind("retransmits", ("RDMA_DEVICE",), False, True),  # the RDMA device retransmits 0.1 % of what it sends
+    FaultKind("host-pause-storm", ("NETDEV",), False, True),  # the NIC port pauses its leaf without end
 )}
 
 

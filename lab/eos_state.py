@@ -22,7 +22,7 @@ from rocefab.lab.configtree import Cursor
 from rocefab.lab.wiring import BgpPeerConfig, BgpSpeaker
 
 if TYPE_CHECKING:
-    from rocefab.lab.eos_eapi import EosDevice
+    from rocefab.lab.eos_device import EosDevice
 
 _HARDWARE = {"Ethernet": "ethernet", "Port-Channel": "portChannel", "Loopback": "loopback",
              "Management": "ethernet", "Vlan": "vlan"}
@@ -179,7 +179,7 @@ def lldp_neighbors(dev: EosDevice) -> list[dict[str, Any]]:
     """One row per port with a live link: the far end's system name and port (hosts run lldpd too)."""
     wiring = dev.wiring
     if wiring is None:
-        return list(dev.lldp_neighbors)
+        return []  # a switch outside a lab fabric has no cables
     rows = []
     for name in _wired(dev):  # every cabled port exists, configured or not
         far = wiring.peer(dev.name, name)

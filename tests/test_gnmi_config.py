@@ -18,7 +18,7 @@ import yaml
 
 from rocefab.lab.configtree import ConfigTree, Node
 from rocefab.lab.cumulus_nvue import CumulusDevice
-from rocefab.lab.eos_eapi import EosDevice
+from rocefab.lab.eos_device import EosDevice
 from rocefab.lab.eos_grammar import EOS_GRAMMAR
 from rocefab.lab.nxos_config import NxosConfig
 from rocefab.lab.nxos_device import NxosDevice

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from rocefab.cli import app
 from rocefab.lab.configtree import ConfigError, ConfigTree
-from rocefab.lab.cumulus_nvue import SCHEMA, Invalid, _normalise
+from rocefab.lab.cumulus_schema import SCHEMA, Invalid, normalise
 from rocefab.lab.eos_grammar import EOS_GRAMMAR
 from rocefab.lab.nxos_config import InvalidCommandError, NxosConfig, rollback_patch
 from rocefab.models.intent import Intent
@@ -205,11 +205,11 @@ def test_nxos_emulator_refuses(refused: str) -> None:
 def test_nvue_emulator_takes_the_document_and_refuses_bad_values() -> None:
     for base, name in (("lab", "spine1"), ("mixed", "cl-a")):
         document = load_yaml12(_files(base, True)[f"switches/{name}.nvue.yaml"])[0]["set"]
-        _normalise(document, SCHEMA, [], False)
+        normalise(document, SCHEMA, [], False)
     bad: dict[str, Any]
     for bad in ({"service": {"ntp": {"mgmt": {"server": {"ntp_1": {"iburst": "on"}}}}}},
                 {"service": {"ntp": {"mgmt": {"server": {"192.0.2.1": {"iburst": "yes"}}}}}},
                 {"system": {"message": {"pre-login": {"x": {}}}}},
                 {"service": {"snmp-server": {"readonly-community": {}}}}):
         with pytest.raises(Invalid):
-            _normalise(bad, SCHEMA, [], False)
+            normalise(bad, SCHEMA, [], False)
