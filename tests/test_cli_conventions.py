@@ -82,3 +82,12 @@ def test_exit_code_on_a_push_is_refused_not_ignored(tmp_path: Path) -> None:
                                  "--exit-code", "--yes"])
     assert result.exit_code == 2
     assert "--exit-code needs --dry-run" in result.output
+
+
+def test_lab_fault_help_lists_every_fault_the_lab_knows() -> None:
+    """`rocefab lab fault --help` names the kinds from a copy (the lab is an extra, not imported for --help):
+    the copy is the lab's own list, in its order."""
+    from rocefab.lab.control import KINDS
+    from rocefab.lab_commands import KIND_NAMES
+
+    assert KIND_NAMES == tuple(KINDS)
