@@ -90,4 +90,4 @@ def test_lab_fault_help_lists_every_fault_the_lab_knows() -> None:
     from rocefab.lab.control import KINDS
     from rocefab.lab_commands import KIND_NAMES
 
-    assert KIND_NAMES == tuple(KINDS)
+    assert tuple(KINDS) == KIND_NAMES
