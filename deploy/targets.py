@@ -25,7 +25,9 @@ class InventoryMismatch(Exception):
 
 
 def open_session(access: Access, run_id: str | None = None) -> DeviceSession:
-    return session_classes()[access.kind](access, run_id)
+    # Only this kind's driver is imported: a host's session, opened in a worker thread, need not wait on the
+    # import lock while another thread imports NAPALM.
+    return UNITS[access.kind].session()(access, run_id)
 
 
 def session_factory(clear_stale_sessions: bool = False) -> Callable[[Access, str], DeviceSession]:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import importlib.util
 import marshal
 import subprocess
+import sys
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -26,6 +28,7 @@ from typing import Any
 from rocefab.lab import stubserver
 
 STUBS = Path(__file__).resolve().parent / "hoststubs"
+_LOADING = threading.Lock()  # sys.path and sys.modules are the process's: one load at a time
 TOOLS = ("ip", "ethtool", "mlnx_qos", "cma_roce_tos", "cma_roce_mode", "lspci", "nvidia-smi", "rdma", "ofed_info")
 SYSTEM_PATH = "/usr/bin:/bin"
 # what a GPU server with MLNX_OFED boots with: the IOMMU on in passthrough, GPUDirect RDMA's modules loaded
@@ -41,12 +44,22 @@ MODULES = ("nvidia_peermem 16384 0 - Live 0x0000000000000000 (OE)",
 
 
 def _stub_module(name: str) -> ModuleType:
-    """hoststubs/<name>.py, loaded by path: the stubs import it as a top-level module from their own folder,
-    and putting that folder on sys.path here would shadow names for the whole process."""
-    spec = importlib.util.spec_from_file_location(f"rocefab_lab_host{name.strip('_')}", STUBS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    """hoststubs/<name>.py, loaded by path: the stubs import it, and it its siblings (_common, _routing, ...), as
+    top-level modules from their own folder. That folder is on sys.path only while this loads, and the siblings'
+    plain names leave sys.modules afterwards, so none of them shadows a module of this process."""
+    with _LOADING:
+        before = set(sys.modules)
+        sys.path.insert(0, str(STUBS))
+        try:
+            spec = importlib.util.spec_from_file_location(f"rocefab_lab_host{name.strip('_')}", STUBS / f"{name}.py")
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        finally:
+            sys.path.remove(str(STUBS))
+            for added in set(sys.modules) - before:
+                if added.startswith("_") and str(getattr(sys.modules[added], "__file__", "")).startswith(str(STUBS)):
+                    del sys.modules[added]
     return module
 
 

@@ -38,8 +38,16 @@ def print_diffs(results: Sequence[DeviceResult]) -> None:
     """Every device's unified diff, one after the other: the output as a whole is one patch. Lines are never
     wrapped, so a review tool reads them as they are."""
     for r in results:
-        for line in r.diff.splitlines():
-            out.print(Text(line, style=_line_style(line)), soft_wrap=True)
+        lines = r.diff.splitlines()
+        if not lines:
+            continue
+        # One print per device, not per line: a rich print costs ~0.3 ms, and 200 devices' diffs are 20,000 lines.
+        text = Text()
+        for i, line in enumerate(lines):
+            text.append(line, style=_line_style(line) or None)
+            if i < len(lines) - 1:
+                text.append("\n")
+        out.print(text, soft_wrap=True)
 
 
 def summary(results: Sequence[DeviceResult]) -> str:

@@ -63,7 +63,11 @@ def verify(intent: Path, inventory: Path, only: str | None, concurrency: int, *,
            show_all: bool, sample_s: float = 0.0) -> None:
     _, rows = _read(intent, inventory, only, concurrency, sample_s)
     if as_json:
-        print(json.dumps({"checks": [dataclasses.asdict(r) for r in rows], "summary": _summary(rows),
+        # A row's fields are strings (and a str enum): no deep copy, which dataclasses.asdict makes of each of
+        # ~8,000 rows (a tenth of a 200-device verify's CPU).
+        names = [f.name for f in dataclasses.fields(Row)]
+        checks = [{name: getattr(r, name) for name in names} for r in rows]
+        print(json.dumps({"checks": checks, "summary": _summary(rows),
                           "passed": not any(r.failed for r in rows)}, indent=2))
     else:
         shown = [r for r in rows if show_all or r.verdict is not Verdict.PASS]

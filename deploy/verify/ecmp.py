@@ -42,6 +42,8 @@ class _Sessions:
             for prefix in sw.bgp.networks:
                 self.origins.setdefault(prefix, set()).add(sw.name)
         self._distances: dict[frozenset[str], dict[str, int]] = {}
+        # per switch: verify asks once for the prefixes to read and again to check them
+        self.planned: dict[str, list[PlannedRoute]] = {}
 
     def distances(self, origin: frozenset[str]) -> dict[str, int]:
         """eBGP hops between every switch and the nearest originator, over the planned sessions. A switch takes
@@ -106,6 +108,9 @@ def planned_routes(plan: FabricPlan, sw: Switch) -> list[PlannedRoute]:
     """The prefixes `sw` is checked for, each with its planned next hops: one prefix per originator in turn (its
     loopback, then its subnets), up to MAX_PREFIXES."""
     sessions = _sessions(plan)
+    known = sessions.planned.get(sw.name)
+    if known is not None:
+        return list(known)
     own = set(sw.bgp.networks)
     # Interleave originators so a capped list still covers each neighbour's paths.
     queues: dict[frozenset[str], list[str]] = {}
@@ -127,7 +132,8 @@ def planned_routes(plan: FabricPlan, sw: Switch) -> list[PlannedRoute]:
             via = tuple((ports[i], n.peer_device) for i, n in enumerate(sw.bgp.neighbors)
                         if dist.get(n.peer_device) == mine - 1)
             picked.append(PlannedRoute(prefix, _what(plan, prefix, set(origin)), via))
-    return picked
+    sessions.planned[sw.name] = picked
+    return list(picked)
 
 
 def ecmp_rows(plan: FabricPlan, sw: Switch, routes: Mapping[str, tuple[NextHop, ...]]) -> list[Row]:

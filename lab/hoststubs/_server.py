@@ -45,8 +45,14 @@ import json  # noqa: E402, F401
 import shutil  # noqa: E402
 
 # loaded once here, inherited by every child (top-level modules of this folder, as the stubs import them)
+import _common  # type: ignore[import-not-found]  # noqa: E402
 import _hardware  # type: ignore[import-not-found]  # noqa: E402
+import _rdma  # type: ignore[import-not-found]  # noqa: E402
+import _routing  # type: ignore[import-not-found]  # noqa: E402
 import _state  # type: ignore[import-not-found]  # noqa: E402
+
+# reloaded in this order when one changes: each after the modules it imports
+MODULES = (_common, _routing, _rdma, _hardware, _state)
 
 SERVER_ERROR = 70  # EX_SOFTWARE: the child could not serve (never a stub's answer)
 CHILD_TIMEOUT_S = 120  # a stub that hangs longer is killed (the lab's own exec timeout)
@@ -59,12 +65,12 @@ class Standalone(Exception):
 
 class Code:
     """Each stub's file compiled here in the parent, before the fork (a child's compile is lost with it: 6 ms per
-    call for `ip`), and compiled again when it changes; _state/_hardware loaded again when they change. One stat per
-    file per call."""
+    call for `ip`), and compiled again when it changes; the model's modules (MODULES) loaded again when one changes.
+    One stat per file per call."""
 
     def __init__(self) -> None:
         self.compiled: dict[str, tuple[tuple[int, int], CodeType]] = {}
-        self.modules = {path: self.stamp(path) for path in (_state.__file__, _hardware.__file__)}
+        self.modules = {module.__file__: self.stamp(module.__file__) for module in MODULES}
         self.refresh()
 
     @staticmethod
@@ -76,8 +82,8 @@ class Code:
         import importlib
 
         if any(self.stamp(path) != stamp for path, stamp in self.modules.items()):
-            importlib.reload(_hardware)  # _state does not import it; the stubs import both
-            importlib.reload(_state)
+            for module in MODULES:
+                importlib.reload(module)
             self.modules = {path: self.stamp(path) for path in self.modules}
         for tool in os.listdir(HERE):
             path = os.path.join(HERE, tool)

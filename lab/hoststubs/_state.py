@@ -29,11 +29,14 @@ when added without one, and stay when addresses or devices go; every PF has its 
 but when both PFs of a declared card are the only ports of one bond in mode 1, 2 or 4 the per-port RDMA devices go
 away and the LAG device appears (fresh rdma_cm defaults), and the reverse.
 
+The model is split by subject: _common.py (errors, files), _routing.py (IPv4), _rdma.py (RDMA devices), and
+here the netdevs, their sysfs, the locked session and the cma tools; _state re-exports what the stubs use.
+
 Speed: every stub call is a fresh interpreter, and the scripts make a few dozen calls per run, so this module keeps
 the read path to builtins (os, marshal): pathlib and json would pull in re/enum and double a call's start-up time.
 """
 
-# ruff: noqa: PTH101, PTH103, PTH105, PTH108, PTH112, PTH113, PTH114, PTH115, PTH119, PTH120, PTH123, PTH208, PTH211
+# ruff: noqa: PTH103, PTH105, PTH108, PTH112, PTH113, PTH114, PTH119, PTH123, PTH208
 
 from __future__ import annotations
 
@@ -41,6 +44,23 @@ import fcntl
 import marshal
 import os
 import sys
+
+# F401: the stubs import Fail, not_modelled, read, run and the routing tables' names from here
+from _common import (  # type: ignore[import-not-found]  # noqa: F401
+    Fail,
+    canonical,
+    join,
+    make_unreadable,
+    not_modelled,
+    read,
+    remove,
+    run,
+    symlink_atomic,
+    sysfs_root,
+    write_atomic,
+)
+from _rdma import Rdma  # type: ignore[import-not-found]
+from _routing import RT_TABLE_MAIN, TABLE_NAMES, Routing, default_rules, table_name  # type: ignore[import-not-found]  # noqa: F401
 
 # Not `from typing import TYPE_CHECKING`: typing pulls in re, collections, enum and contextlib, 8 ms of every
 # standalone stub call (mypy treats any name TYPE_CHECKING as true).
@@ -51,139 +71,18 @@ if TYPE_CHECKING:  # annotations only
 BOND_MODES = ["balance-rr", "active-backup", "balance-xor", "broadcast", "802.3ad", "balance-tlb", "balance-alb"]
 XMIT_HASH_POLICIES = ["layer2", "layer3+4", "layer2+3", "encap2+3", "encap3+4", "vlan+srcmac"]
 LACP_RATES = ["slow", "fast"]
-LAG_MODES = (1, 2, 4)  # mlx5 RoCE LAG: active-backup, balance-xor, 802.3ad
 BOND_MAX_MTU = 65535
 MIN_MTU = 68
-GID_TABLE = 8  # entries shown per port (a real mlx5 port has 255)
-ZERO_GID = ":".join(["0000"] * 8)
 # IFF_* bits as in /sys/class/net/<if>/flags
 IFF_UP, IFF_BROADCAST, IFF_MASTER, IFF_SLAVE, IFF_MULTICAST = 0x1, 0x2, 0x400, 0x800, 0x1000
-# routing tables by name, as iproute2 names them without an /etc/iproute2/rt_tables of its own
-RT_TABLE_DEFAULT, RT_TABLE_MAIN, RT_TABLE_LOCAL = 253, 254, 255
-TABLE_NAMES = {RT_TABLE_DEFAULT: "default", RT_TABLE_MAIN: "main", RT_TABLE_LOCAL: "local"}
-join = os.path.join
-
-
-class Fail(Exception):
-    """A tool error: the message (already in the tool's words) goes to stderr, the code is the exit status."""
-
-    def __init__(self, message: str, code: int, *, stdout: bool = False) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
-        self.stdout = stdout  # mlnx-tools print their errors to stdout
-
-
-def not_modelled(tool: str, argv: list[str]) -> Fail:
-    return Fail(f"stub {tool}: not modelled by the fake host: {' '.join(argv)}", 255)
-
-
-def sysfs_root() -> str:
-    root = os.environ.get("ROCEFAB_SYSFS_ROOT", "")
-    if not root or os.path.realpath(root) == "/sys":
-        raise Fail("stub: ROCEFAB_SYSFS_ROOT must point at a fake host, refusing to run against the real one", 99)
-    if not os.path.isfile(join(root, ".stubstate", "state.marshal")):
-        raise Fail(f"stub: {root} is not a fake host (no .stubstate/state.marshal)", 99)
-    return root
-
-
-def run(main: object) -> None:
-    """Run a stub's main(argv) -> int, turning `Fail` into a message and an exit status."""
-    try:
-        code = main(sys.argv[1:])  # type: ignore[operator]
-    except Fail as exc:
-        if exc.message:
-            print(exc.message, file=sys.stdout if exc.stdout else sys.stderr)
-        code = exc.code
-    except BrokenPipeError:  # like a C tool killed by SIGPIPE
-        code = 141
-    sys.stdout.flush()
-    sys.exit(code)
-
-
-def ip_interface(text: str) -> object:
-    import ipaddress  # here: only the commands that need it pay for it
-
-    return ipaddress.IPv4Interface(text)
-
-
-def default_rules() -> list[dict[str, Any]]:
-    """fib4_rules_init: `0: from all lookup local`, `32766: from all lookup main`, `32767: from all lookup default`."""
-    return [{"pref": pref, "src": None, "src_len": 0, "table": table}
-            for pref, table in ((0, RT_TABLE_LOCAL), (32766, RT_TABLE_MAIN), (32767, RT_TABLE_DEFAULT))]
-
-
-def table_name(table: int) -> str:
-    """rtnl_rttable_n2a"""
-    return TABLE_NAMES.get(table, str(table))
-
-
-# --- files ----------------------------------------------------------------------------------------------------------
-
-
-def read(path: str) -> str:
-    with open(path) as f:
-        return f.read()
-
-
-def write_atomic(path: str, text: str) -> None:
-    """Write `text` unless the file already holds it (temp file + os.replace, so a reader never sees half)."""
-    if os.path.isfile(path) and not os.path.islink(path) and read(path) == text:
-        return
-    if os.path.isdir(path) and not os.path.islink(path):
-        remove(path)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
-
-
-def symlink_atomic(path: str, target: str) -> None:
-    if os.path.islink(path) and os.readlink(path) == target:
-        return
-    tmp = join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    os.symlink(target, tmp)
-    os.replace(tmp, path)
-
-
-def make_unreadable(path: str) -> None:
-    """An attribute whose read fails, like an empty GID entry (the kernel returns an error). A plain file cannot fail
-    a read, so the fake uses an empty directory: `cat`/`tr <` fail with EISDIR, and `[ -e ]`/`[ -r ]` are true."""
-    if os.path.isdir(path) and not os.path.islink(path):
-        return
-    if os.path.lexists(path):
-        os.unlink(path)
-    os.makedirs(path)
-
-
-def remove(path: str) -> None:
-    if os.path.islink(path) or os.path.isfile(path):
-        os.unlink(path)
-    elif os.path.isdir(path):
-        import shutil
-
-        shutil.rmtree(path)
-
-
-def canonical(state: dict[str, Any]) -> bytes:
-    """The same bytes for the same state: keys sorted, marshal version 0 (no sharing of equal objects)."""
-
-    def sort(obj: object) -> object:
-        if isinstance(obj, dict):
-            return {k: sort(obj[k]) for k in sorted(obj)}
-        if isinstance(obj, list):
-            return [sort(v) for v in obj]
-        return obj
-
-    return marshal.dumps(sort(state), 0)  # type: ignore[arg-type]  # plain dicts, lists and scalars
 
 
 # --- the host -------------------------------------------------------------------------------------------------------
 
 
-class Host:
+# mypy sees the siblings as untyped top-level imports (the stubs' folder is their sys.path[0], not mypy's); it
+# checks _routing.py and _rdma.py on their own.
+class Host(Routing, Rdma):  # type: ignore[misc]
     def __init__(self, root: str) -> None:
         self.root = root
         self.net = join(root, "class", "net")
@@ -380,125 +279,6 @@ class Host:
             write_atomic(join(self.net, port, "mtu"), f"{dev['orig_mtu']}\n")
         dev["orig_mtu"] = None
 
-    # --- IPv4 -----------------------------------------------------------------------------------------------------
-
-    def add_address(self, name: str, cidr: str) -> None:
-        iface = ip_interface(cidr)
-        addrs = self.dev(name)["addrs"]
-        if any(ip_interface(a).ip == iface.ip for a in addrs):  # type: ignore[attr-defined]
-            raise Fail("Error: ipv4: Address already assigned.", 2)
-        addrs.append(iface.with_prefixlen)  # type: ignore[attr-defined]
-
-    def flush_addresses(self, name: str) -> None:
-        self.dev(name)["addrs"] = []
-
-    def delete_address(self, name: str, cidr: str) -> None:
-        cidr = ip_interface(cidr).with_prefixlen  # type: ignore[attr-defined]
-        addrs = self.dev(name)["addrs"]
-        if cidr not in addrs:
-            raise Fail("RTNETLINK answers: Cannot assign requested address", 2)
-        addrs.remove(cidr)
-
-    def connected(self) -> list[dict[str, Any]]:
-        """Kernel prefix routes: one per address of an up device."""
-        out = []
-        for name in self.names_by_index():
-            dev = self.netdevs[name]
-            if dev["up"]:
-                for a in dev["addrs"]:
-                    iface = ip_interface(a)
-                    out.append({"dst": str(iface.network), "dev": name, "src": str(iface.ip)})  # type: ignore[attr-defined]
-        return out
-
-    def routes(self, table: int) -> list[dict[str, Any]]:
-        """The static routes of one table (routes saved before tables were modelled are main-table routes)."""
-        return [r for r in self.state["routes"] if r.get("table", RT_TABLE_MAIN) == table]
-
-    def replace_route(self, dst: str, via: str | None, dev: str, *, replace: bool,
-                      table: int = RT_TABLE_MAIN) -> None:
-        """`ip route add/replace`; the gateway check is the same in every table (fib_check_nh_v4_gw falls back to a
-        full lookup, which finds the connected route of the main table)."""
-        import ipaddress
-
-        try:
-            net = ipaddress.IPv4Network(dst)
-        except ValueError:
-            raise Fail("Error: Invalid prefix for given prefix length.", 2) from None
-        if via is not None:
-            gw = ipaddress.IPv4Address(via)
-            if not any(c["dev"] == dev and gw in ipaddress.IPv4Network(c["dst"]) for c in self.connected()):
-                raise Fail("Error: Nexthop has invalid gateway.", 2)
-        elif not self.dev(dev)["up"]:
-            raise Fail("Error: Nexthop device is not up.", 2)
-        routes = self.state["routes"]
-        same = [r for r in self.routes(table) if r["dst"] == str(net)]
-        if same and not replace:
-            raise Fail("RTNETLINK answers: File exists", 2)
-        for r in same:
-            routes.remove(r)
-        routes.append({"dst": str(net), "via": via, "dev": dev, "table": table})
-
-    def delete_route(self, dst: str, table: int = RT_TABLE_MAIN) -> None:
-        import ipaddress
-
-        routes = self.state["routes"]
-        net = str(ipaddress.IPv4Network(dst, strict=False))
-        same = [r for r in self.routes(table) if r["dst"] == net]
-        if not same:
-            raise Fail("RTNETLINK answers: No such process", 2)
-        routes.remove(same[0])
-
-    def prune_routes(self) -> None:
-        """fib_disable_ip: routes through a device that is gone, down, or has no IPv4 address left are flushed, in
-        every table (fib_sync_down_dev walks them all)."""
-        self.state["routes"] = [
-            r for r in self.state["routes"]
-            if self.exists(r["dev"]) and self.netdevs[r["dev"]]["up"] and self.netdevs[r["dev"]]["addrs"]
-        ]
-
-    # --- policy routing (fib_rules.c, fib4_rules) ---------------------------------------------------------------
-
-    @property
-    def rules(self) -> list[dict[str, Any]]:
-        """The IPv4 rules in the kernel's order: {"pref", "src" (None for all), "src_len", "table"}."""
-        rules: list[dict[str, Any]] = self.state.setdefault("rules", default_rules())
-        return rules
-
-    def default_pref(self) -> int:
-        """fib_default_rule_pref: one below the preference of the second rule (the first is `0: ... lookup local`),
-        so 32765, 32764, ... while the defaults are in place; 0 when that rule has preference 0 or is missing."""
-        rules = self.rules
-        if len(rules) >= 2 and rules[1]["pref"]:
-            return int(rules[1]["pref"]) - 1
-        return 0
-
-    def add_rule(self, src: str | None, src_len: int, table: int, pref: int | None) -> None:
-        """fib_nl_newrule with NLM_F_EXCL (as `ip rule add` sends it): an identical rule at the same preference
-        exists already -> EEXIST; without a preference the new rule gets the default one, so adding the same
-        rule twice makes two rules."""
-        rule = {"pref": self.default_pref() if pref is None else pref, "src": src, "src_len": src_len,
-                "table": table}
-        rules = self.rules
-        if rule in rules:
-            raise Fail("RTNETLINK answers: File exists", 2)
-        at = 0
-        for i, r in enumerate(rules):  # after every rule of lower or equal preference
-            if r["pref"] > rule["pref"]:
-                break
-            at = i + 1
-        rules.insert(at, rule)
-
-    def delete_rule(self, src: str | None, src_len: int, table: int | None, pref: int | None) -> None:
-        """fib_nl_delrule: the first rule (in order) that matches what was given; a source of length 0 (`from all`,
-        or none) matches any source, no table any table, no preference any preference."""
-        rules = self.rules
-        for r in rules:
-            if ((pref is None or r["pref"] == pref) and (table is None or r["table"] == table)
-                    and (src_len == 0 or (r["src_len"] == src_len and r["src"] == src))):
-                rules.remove(r)
-                return
-        raise Fail("RTNETLINK answers: No such file or directory", 2)
-
     # --- derived sysfs --------------------------------------------------------------------------------------------
 
     def flags(self, name: str) -> int:
@@ -542,106 +322,6 @@ class Host:
             write_atomic(join(b, "miimon"), f"{dev['miimon']}\n")
             write_atomic(join(b, "slaves"), " ".join(dev["slaves"]) + "\n" if dev["slaves"] else "")
             write_atomic(join(b, "mii_status"), "up\n" if self.carrier(name) else "down\n")
-
-    # --- RDMA -----------------------------------------------------------------------------------------------------
-
-    def lag_active(self, ports: list[str]) -> str | None:
-        """The bond a card's RoCE LAG is active on: both PFs, and only them, are ports of one bond in mode 1/2/4."""
-        if not all(self.exists(p) for p in ports):
-            return None
-        masters = {self.netdevs[p]["master"] for p in ports}
-        if len(masters) != 1 or None in masters:
-            return None
-        bond = masters.pop()
-        dev = self.netdevs[bond]
-        return bond if sorted(dev["slaves"]) == sorted(ports) and dev["mode"] in LAG_MODES else None
-
-    def sync_rdma(self) -> None:
-        want: dict[str, tuple[str, str]] = {}  # RDMA device -> (netdev of its GIDs, PF whose device/ lists it)
-        lagged: set[str] = set()
-        for rdma, ports in sorted(self.lag.items()):
-            bond = self.lag_active(ports)
-            if bond is not None:
-                want[rdma] = (bond, ports[0])
-                lagged.update(ports)
-        for name in self.names_by_index():
-            dev = self.netdevs[name]
-            if dev["kind"] == "physical" and name not in lagged:
-                want[dev["rdma_device"]] = (name, name)
-        cm = self.state["rdma_cm"]
-        for rdma in sorted(set(cm) | set(os.listdir(self.ib))):
-            if rdma not in want or cm.get(rdma, {}).get("ndev") != want[rdma][0]:
-                remove(join(self.ib, rdma))  # unregistered: its rdma_cm defaults go with it
-                cm.pop(rdma, None)
-        for name in self.names_by_index():
-            if self.netdevs[name]["kind"] == "physical":
-                listed = {r for r, (_, pf) in want.items() if pf == name}
-                folder = join(self.net, name, "device", "infiniband")
-                for entry in os.listdir(folder):
-                    if entry not in listed:
-                        remove(join(folder, entry))
-                for rdma in listed:
-                    os.makedirs(join(folder, rdma), exist_ok=True)
-        for rdma, (ndev, _) in sorted(want.items()):
-            cm.setdefault(rdma, {"ndev": ndev, "tos": 0, "mode": "RoCE v2"})
-            self.render_gids(rdma, ndev)
-            self.render_tclass(rdma)
-            self.render_firmware(rdma, want[rdma][1])
-
-    def render_firmware(self, rdma: str, pf: str) -> None:
-        """fw_ver and board_id as mlx5_ib shows them ("%d.%d.%04d" and the PSID): the firmware of the card whose
-        PF lists the device (see _hardware.py; a host built without hardware has neither file)."""
-        hw = self.state.get("hw")
-        address = hw["netdev_pci"].get(pf) if hw is not None else None
-        if hw is None or address is None:
-            return
-        nic = hw["pci"][address]
-        write_atomic(join(self.ib, rdma, "fw_ver"), f"{nic['fw']}\n")
-        write_atomic(join(self.ib, rdma, "board_id"), f"{nic['psid']}\n")
-
-    def render_tclass(self, rdma: str) -> None:
-        """mlx5's tc/1/traffic_class: empty until set (a new RDMA device starts unset)."""
-        path = join(self.ib, rdma, "tc", "1", "traffic_class")
-        if not os.access(path, os.F_OK):
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            write_atomic(path, "")
-
-    def show_tclasses(self) -> None:
-        """A ToS written to tc/1/traffic_class reads back as mlx5 prints it, "Global tclass=N", from the next tool
-        call on (every stub call, reading or writing: a plain file cannot change its text at the write itself)."""
-        for rdma in os.listdir(self.ib):
-            path = join(self.ib, rdma, "tc", "1", "traffic_class")
-            try:
-                with open(path) as f:
-                    text = f.read().strip()
-            except OSError:
-                continue
-            if text.isdigit():
-                write_atomic(path, f"Global tclass={int(text)}\n")
-
-    def render_gids(self, rdma: str, ndev: str) -> None:
-        port = join(self.ib, rdma, "ports", "1")
-        write_atomic(join(port, "link_layer"), "Ethernet\n")
-        write_atomic(join(port, "state"), "4: ACTIVE\n" if self.carrier(ndev) else "1: DOWN\n")
-        mac = [int(x, 16) for x in self.netdevs[ndev]["mac"].split(":")]
-        eui = [mac[0] ^ 2, mac[1], mac[2], 0xFF, 0xFE, mac[3], mac[4], mac[5]]
-        link_local = "fe80:0000:0000:0000:" + ":".join(f"{eui[i]:02x}{eui[i + 1]:02x}" for i in range(0, 8, 2))
-        entries = [(link_local, "IB/RoCE v1"), (link_local, "RoCE v2")]
-        for a in self.netdevs[ndev]["addrs"]:  # IPv4-mapped: ::ffff:a.b.c.d
-            b = [int(x) for x in a.split("/")[0].split(".")]
-            gid = f"0000:0000:0000:0000:0000:ffff:{b[0]:02x}{b[1]:02x}:{b[2]:02x}{b[3]:02x}"
-            entries += [(gid, "IB/RoCE v1"), (gid, "RoCE v2")]
-        for i in range(GID_TABLE):
-            gid, types, ndevs = (join(port, "gids", str(i)), join(port, "gid_attrs", "types", str(i)),
-                                 join(port, "gid_attrs", "ndevs", str(i)))
-            if i < len(entries):
-                write_atomic(gid, entries[i][0] + "\n")
-                write_atomic(types, entries[i][1] + "\n")
-                write_atomic(ndevs, ndev + "\n")
-            else:  # an empty entry: a zero GID, and its attributes cannot be read
-                write_atomic(gid, ZERO_GID + "\n")
-                make_unreadable(types)
-                make_unreadable(ndevs)
 
 
 class _Session:

@@ -31,9 +31,10 @@ class HostSession(SshDeviceSession):
     _staged: str | None = None
 
     def open(self) -> None:
+        # Only the connection: verify reads without writing anything, and staging makes the scripts' folder
+        # itself, in the SFTP session of its upload (one exec round trip, and one process on the host, fewer).
         self._connect()
         self._staged = None
-        self._run(f"mkdir -p {REMOTE_DIR}", expect=(0,))
 
     @property
     def _script(self) -> str:
@@ -53,8 +54,8 @@ class HostSession(SshDeviceSession):
         return result
 
     def cleanup_leftovers(self) -> list[str]:
-        stale = [f for f in self.ssh.listdir(REMOTE_DIR)
-                 if f.endswith(".candidate") and f"{REMOTE_DIR}/{f}" != self._candidate]
+        listing = self.ssh.listdir(REMOTE_DIR, missing_ok=True)  # no folder yet: nothing left by an earlier run
+        stale = [f for f in listing if f.endswith(".candidate") and f"{REMOTE_DIR}/{f}" != self._candidate]
         for name in stale:
             self.ssh.remove(f"{REMOTE_DIR}/{name}")
         return [f"removed {REMOTE_DIR}/{name}, left by an earlier run" for name in stale]
@@ -75,7 +76,7 @@ class HostSession(SshDeviceSession):
         raise DeployError(self.name, "hosts have no configuration to back up; their script is the source")
 
     def load(self, candidate: str, replace: bool = True) -> None:
-        self.ssh.upload(candidate, self._candidate, mode=0o755)
+        self.ssh.upload(candidate, self._candidate, mode=0o755, make_folder=REMOTE_DIR)
         self._staged = candidate
 
     def diff(self) -> str:

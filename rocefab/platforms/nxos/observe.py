@@ -172,18 +172,29 @@ def route(shown: dict[str, Any], prefix: str) -> tuple[NextHop, ...]:
     return tuple(hops)
 
 
+def show(driver: Any, commands: Sequence[str]) -> dict[str, Any]:
+    """Each command's raw output, as napalm's `cli()` gives it, from one NX-API request: a JSON-RPC batch, which
+    NX-API answers in order and stops at the first failing command (napalm raises its error, as `cli()` does).
+    `cli()` posts every command on its own, each a new HTTPS connection and TLS handshake: 24 route lookups took
+    ~24 times as long as one batch of them."""
+    answers = driver.device.show_list(list(commands), raw_text=True)
+    if len(answers) != len(commands):
+        raise TypeError(f"NX-API answered {len(answers)} of {len(commands)} commands")
+    return {c: a["result"] for c, a in zip(commands, answers, strict=True)}
+
+
 def routes(driver: Any, prefixes: Sequence[str]) -> dict[str, tuple[NextHop, ...]]:
     """One NX-API request for every prefix."""
     if not prefixes:
         return {}
     commands = [f"show ip route {p} | json" for p in prefixes]
-    answers = driver.cli(commands)
+    answers = show(driver, commands)
     return {p: route(json.loads(str(answers[c]) or "{}"), p) for p, c in zip(prefixes, commands, strict=True)}
 
 
 def observe(driver: Any, name: str, ports: Sequence[str]) -> SwitchObservation:
     """Read one switch through an open NAPALM `nxos` driver."""
-    answers = driver.cli([BGP, VPC])
+    answers = show(driver, [BGP, VPC])
     summary, vpc_state = (json.loads(str(answers[c]) or "{}") for c in (BGP, VPC))
     running = str(driver.get_config(retrieve="running")["running"])
     return SwitchObservation(name, interfaces(driver.get_interfaces()), lldp(driver.get_lldp_neighbors()),

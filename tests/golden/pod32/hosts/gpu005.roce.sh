@@ -34,6 +34,34 @@ esac
 
 fatal() { echo "ERROR $*" >&2; exit 3; }
 
+# Readers run in this shell, not in a $(...) subshell, and leave what they read in VALUE: a --check reads ~40
+# settings, and a process per read (subshell, tr, awk) cost more than the reads themselves. They read with bash
+# builtins, and a NIC tool's report is read once and parsed for every setting it shows (one `mlnx_qos -i` gives
+# trust, DSCP map and PFC) until anything is written.
+VALUE=""
+declare -A TOOL_OUT=()
+
+tool_output() {  # COMMAND...: its stdout (trailing newlines dropped, as $(...) does) in OUT, asked once until a write
+  local key="$*"
+  if [[ -n ${TOOL_OUT[$key]+set} ]]; then OUT=${TOOL_OUT[$key]}; return; fi
+  OUT=$("$@") || true  # a failing tool: what it printed is what was read, as before
+  TOOL_OUT[$key]=$OUT
+}
+
+forget_reads() { TOOL_OUT=(); }
+
+drop_newlines() {  # VAR: without its trailing newlines, as $(...) would leave it
+  local -n text=$1
+  while [[ $text == *$'\n' ]]; do text=${text%$'\n'}; done
+}
+
+slurp() {  # VAR: standard input as $(cat) would give it, without a process
+  local whole=""
+  IFS= read -r -d '' whole || true
+  drop_newlines whole
+  printf -v "$1" '%s' "$whole"
+}
+
 # converge LABEL WANT READER... -- WRITER...
 # Reads the current value with READER; when it differs from WANT, reports it (--check) or runs WRITER (its
 # report on stdout discarded, its errors shown) and reads again, so a write the kernel or a tool silently
@@ -47,15 +75,21 @@ converge() {
   # A failing reader or writer (a device not there yet, a tool error) must not end the run under `set -e` with the
   # tool's own status (ip exits 2, the usage code) or half-way through a writer (a port left down): the value read
   # back decides, and the run goes on to the other settings.
-  have=$("${reader[@]}") || true
+  VALUE=""
+  "${reader[@]}" || true
+  have=$VALUE
   if [[ "$have" == "$want" ]]; then
     echo "ok      $label = $want"
   elif [[ $MODE == check ]]; then
     echo "DRIFT   $label: is '$have', want '$want'"
     DRIFT=$((DRIFT + 1))
   else
+    forget_reads
     "$@" >/dev/null || true
-    after=$("${reader[@]}") || true
+    forget_reads
+    VALUE=""
+    "${reader[@]}" || true
+    after=$VALUE
     if [[ "$after" == "$want" ]]; then
       echo "changed $label: '$have' -> '$want'"
       CHANGED=$((CHANGED + 1))
@@ -81,14 +115,24 @@ require_path() {  # PATH WHAT
   [[ -e "$1" ]] || fatal "$2 not found at $1"
 }
 
-rdma_presence() { if [[ -e "$SYS/class/infiniband/$1" ]]; then echo present; else echo absent; fi; }
+rdma_present() { [[ -e "$SYS/class/infiniband/$1" ]]; }
+
+rdma_presence() { if rdma_present "$1"; then VALUE=present; else VALUE=absent; fi; }
 
 ensure_rdma_device() {  # RDMA_DEVICE: must exist; a bond's appears once its ports form the RoCE LAG
   converge "$1 RDMA device" present rdma_presence "$1" -- true
 }
 
-# An attribute that exists can still fail to read (an empty GID table entry): say so instead of failing.
-read_file() { if [[ -e "$1" ]]; then tr -d '\n' <"$1" 2>/dev/null || echo "<unreadable>"; else echo "<missing>"; fi; }
+# An attribute that exists can still fail to read (an empty GID table entry, the speed of a link that is down):
+# say so instead of failing. The read builtin cannot tell a read error from an empty file, so an empty answer is
+# read again with tr, which can.
+read_file() {
+  if [[ ! -e "$1" ]]; then VALUE="<missing>"; return; fi
+  VALUE=""
+  { IFS= read -r -d '' VALUE; } 2>/dev/null <"$1" || true
+  if [[ -z $VALUE ]]; then VALUE=$(tr -d '\n' <"$1" 2>/dev/null) || VALUE="<unreadable>"; fi
+  VALUE=${VALUE//$'\n'/}
+}
 
 write_file() { printf '%s\n' "$2" >"$1"; }
 
@@ -96,20 +140,40 @@ ensure_sysfs() {  # LABEL PATH WANT
   converge "$1" "$3" read_file "$2" -- write_file "$2" "$3"
 }
 
-# Readers consume their whole input (no `grep -q`, no early `exit` in awk): with pipefail, a writer killed
-# by SIGPIPE would fail the script.
-admin_state() { if ip -o link show dev "$1" | grep '<[^>]*\bUP\b' >/dev/null; then echo up; else echo down; fi; }
+# Readers parse a tool's whole report (tool_output) rather than pipe it into grep or awk: no pipeline, so no
+# process per read, and no writer killed by SIGPIPE under pipefail.
+
+# LINE: its blank-separated fields in FIELDS, as awk splits them. (This file is a Jinja2 include, where a dollar,
+# brace and hash would open a comment: array lengths are not taken, `"${!FIELDS[@]}"` lists the indexes instead.)
+fields() { read -r -a FIELDS <<<"$1"; }
+
+# up when a <FLAGS> list of `ip -o link show` holds the word UP (not LOWER_UP)
+admin_state() {
+  local up='<[^>]*\bUP\b' line
+  tool_output ip -o link show dev "$1"
+  VALUE=down
+  while IFS= read -r line; do
+    if [[ $line =~ $up ]]; then VALUE=up; fi
+  done <<<"$OUT"
+}
 
 ensure_up() {  # NETDEV
   converge "$1 admin state" up admin_state "$1" -- ip link set dev "$1" up
 }
 
 pause_state() {  # the 802.3x pause settings as "autoneg/rx/tx"
-  ethtool -a "$1" | awk -F':' '
-    /^Autonegotiate/ {gsub(/[ \t]/, "", $2); a=$2}
-    /^RX:/ {gsub(/[ \t]/, "", $2); r=$2}
-    /^TX:/ {gsub(/[ \t]/, "", $2); t=$2}
-    END {print a "/" r "/" t}'
+  local line value a="" r="" t=""
+  tool_output ethtool -a "$1"
+  while IFS= read -r line; do
+    value=""
+    if [[ $line == *:* ]]; then value=${line#*:}; value=${value%%:*}; value=${value//[$' \t']/}; fi
+    case $line in
+      Autonegotiate*) a=$value ;;
+      RX:*) r=$value ;;
+      TX:*) t=$value ;;
+    esac
+  done <<<"$OUT"
+  VALUE="$a/$r/$t"
 }
 
 set_pause_off() {
@@ -122,11 +186,18 @@ ensure_pause_off() {  # NETDEV
 }
 
 ring_sizes() {  # current "rx/tx" ring sizes
-  ethtool -g "$1" | awk '
-    /^Current hardware settings/ {cur=1}
-    cur && $1 == "RX:" {rx=$2}
-    cur && $1 == "TX:" {tx=$2}
-    END {print rx "/" tx}'
+  local line current="" rx="" tx=""
+  tool_output ethtool -g "$1"
+  while IFS= read -r line; do
+    [[ $line == "Current hardware settings"* ]] && current=1
+    [[ -n $current ]] || continue
+    fields "$line"
+    case ${FIELDS[0]:-} in
+      RX:) rx=${FIELDS[1]:-} ;;
+      TX:) tx=${FIELDS[1]:-} ;;
+    esac
+  done <<<"$OUT"
+  VALUE="$rx/$tx"
 }
 
 set_rings() {
@@ -137,22 +208,45 @@ ensure_rings() {  # NETDEV RX TX
   converge "$1 rings" "$2/$3" ring_sizes "$1" -- set_rings "$1" "$2" "$3"
 }
 
-qos_trust() {
-  mlnx_qos -i "$1" | awk -F': *' '!found && tolower($0) ~ /^priority trust state:/ {print $2; found=1}'
+# `mlnx_qos -i NETDEV` reports trust, the DSCP map, PFC and ETS at once: each reader below parses its part.
+qos_trust() {  # the first "Priority trust state: X" line's X (any case of the label)
+  local line
+  VALUE=""
+  tool_output mlnx_qos -i "$1"
+  while IFS= read -r line; do
+    if [[ ${line,,} == "priority trust state:"* ]]; then
+      VALUE=${line#*:}
+      VALUE=${VALUE#"${VALUE%%[! ]*}"}
+      VALUE=${VALUE%%:*}
+      return
+    fi
+  done <<<"$OUT"
 }
 
 qos_dscp_map() {  # the NIC's DSCP -> priority map as "dscp:prio" pairs in DSCP order (empty unless trusting DSCP)
-  mlnx_qos -i "$1" | awk '
-    $1 ~ /^prio:[0-7]$/ && $2 ~ /^dscp:/ {
-      p = substr($1, 6); n = split(substr($2, 6), d, ",")
-      for (i = 1; i <= n; i++) if (d[i] != "") map[d[i] + 0] = p
-    }
-    END { out = ""; for (i = 0; i < 64; i++) if (i in map) out = out (out == "" ? "" : ",") i ":" map[i]; print out }'
+  local line prio dscp entries=() map=() out=""
+  tool_output mlnx_qos -i "$1"
+  while IFS= read -r line; do
+    fields "$line"
+    [[ ${FIELDS[0]:-} =~ ^prio:[0-7]$ && ${FIELDS[1]:-} == dscp:* ]] || continue
+    prio=${FIELDS[0]#prio:}
+    IFS=, read -r -a entries <<<"${FIELDS[1]#dscp:}"
+    for dscp in "${entries[@]}"; do
+      # decimal, whatever the leading zeros ("09"); what is not a number counts as 0, as awk takes it
+      if [[ $dscp =~ ^[[:space:]]*([0-9]+) ]]; then map[10#${BASH_REMATCH[1]}]=$prio
+      elif [[ -n $dscp ]]; then map[0]=$prio; fi
+    done
+  done <<<"$OUT"
+  for dscp in "${!map[@]}"; do  # an indexed array lists its indexes in ascending order
+    if ((dscp < 64)); then out+="${out:+,}$dscp:${map[dscp]}"; fi
+  done
+  VALUE=$out
 }
 
 set_dscp_map() {  # NETDEV "d:p,...": set the entries that differ, in one mlnx_qos call (not with --trust: it refuses)
   local have entry entries args=()
-  have=",$(qos_dscp_map "$1"),"
+  qos_dscp_map "$1"
+  have=",$VALUE,"
   IFS=, read -r -a entries <<<"$2"
   for entry in "${entries[@]}"; do
     [[ $have == *",$entry,"* ]] || args+=(--dscp2prio "set,${entry%%:*},${entry##*:}")
@@ -160,14 +254,36 @@ set_dscp_map() {  # NETDEV "d:p,...": set the entries that differ, in one mlnx_q
   [[ -z "${args[*]:-}" ]] || mlnx_qos -i "$1" "${args[@]}"
 }
 
-qos_pfc() {  # PFC enable flags for priorities 0-7, comma separated
-  mlnx_qos -i "$1" | awk '!found && $1 == "enabled" {out=$2; for (i = 3; i <= 9; i++) out = out "," $i; print out; found=1}'
+qos_pfc() {  # PFC enable flags for priorities 0-7, comma separated (the first "enabled" line's 8 fields)
+  local line i
+  VALUE=""
+  tool_output mlnx_qos -i "$1"
+  while IFS= read -r line; do
+    fields "$line"
+    [[ ${FIELDS[0]:-} == enabled ]] || continue
+    VALUE=${FIELDS[1]:-}
+    for ((i = 2; i <= 8; i++)); do VALUE+=",${FIELDS[i]:-}"; done
+    return
+  done <<<"$OUT"
+}
+
+first_words() {  # FILE: the first space-separated word of each of its lines (as `cut -d' ' -f1`), in VALUE
+  local line words=""
+  VALUE=""
+  [[ -r $1 ]] || return 0
+  while IFS= read -r line || [[ -n $line ]]; do words+="${line%% *}"$'\n'; done <"$1"
+  drop_newlines words
+  VALUE=$words
 }
 
 bond_settings() {  # "mode/lacp_rate/xmit_hash_policy/miimon" of an existing bond, else "<absent>"
-  local b="$SYS/class/net/$1/bonding"
-  if [[ ! -d "$b" ]]; then echo "<absent>"; return; fi
-  echo "$(cut -d' ' -f1 <"$b/mode")/$(cut -d' ' -f1 <"$b/lacp_rate")/$(cut -d' ' -f1 <"$b/xmit_hash_policy")/$(tr -d '\n' <"$b/miimon")"
+  local b="$SYS/class/net/$1/bonding" mode rate policy miimon=""
+  if [[ ! -d "$b" ]]; then VALUE="<absent>"; return; fi
+  first_words "$b/mode"; mode=$VALUE
+  first_words "$b/lacp_rate"; rate=$VALUE
+  first_words "$b/xmit_hash_policy"; policy=$VALUE
+  { IFS= read -r -d '' miimon; } 2>/dev/null <"$b/miimon" || true
+  VALUE="$mode/$rate/$policy/${miimon//$'\n'/}"
 }
 
 create_bond() {
@@ -180,8 +296,12 @@ ensure_bond() {  # BOND
   converge "$1 bond" "802.3ad/fast/layer3+4/100" bond_settings "$1" -- create_bond "$1"
 }
 
-master_of() {
-  if [[ -L "$SYS/class/net/$1/master" ]]; then basename "$(readlink "$SYS/class/net/$1/master")"; else echo "<none>"; fi
+master_of() {  # the netdev the master link points to: the last part of its target
+  local target
+  if [[ ! -L "$SYS/class/net/$1/master" ]]; then VALUE="<none>"; return; fi
+  target=$(readlink "$SYS/class/net/$1/master") || true
+  while [[ $target == ?*/ ]]; do target=${target%/}; done
+  VALUE=${target##*/}
 }
 
 enslave() {
@@ -195,8 +315,21 @@ ensure_member() {  # NETDEV BOND
   converge "$1 bond master" "$2" master_of "$1" -- enslave "$1" "$2"
 }
 
-ipv4_addresses() {
-  ip -4 -o addr show dev "$1" | awk '{print $4}' | sort | paste -sd, -
+ipv4_addresses() {  # the 4th field of each line, sorted (in the locale's order, as sort does), comma-joined
+  local line address i n=0 sorted=()
+  tool_output ip -4 -o addr show dev "$1"
+  while IFS= read -r line; do
+    fields "$line"
+    [[ -n ${FIELDS[0]+set} ]] || continue
+    address=${FIELDS[3]:-}
+    for ((i = n++; i > 0; i--)); do
+      [[ ${sorted[i - 1]} > $address ]] || break
+      sorted[i]=${sorted[i - 1]}
+    done
+    sorted[i]=$address
+  done <<<"$OUT"
+  local IFS=,
+  VALUE="${sorted[*]}"
 }
 
 set_address() {  # IPv4 only: addresses of other families (IPv6 link-local) are not ours to remove
@@ -208,8 +341,24 @@ ensure_address() {  # NETDEV ADDRESS/LEN
   converge "$1 ipv4 address" "$2" ipv4_addresses "$1" -- set_address "$1" "$2"
 }
 
+gateway_dev() {  # the last "via G" and "dev D" of OUT's lines as "G D"
+  local line i gateway="" dev=""
+  while IFS= read -r line; do
+    fields "$line"
+    for i in "${!FIELDS[@]}"; do
+      [[ -n ${FIELDS[i + 1]+set} ]] || continue  # a last field has no value after it
+      case ${FIELDS[i]} in
+        via) gateway=${FIELDS[i + 1]} ;;
+        dev) dev=${FIELDS[i + 1]} ;;
+      esac
+    done
+  done <<<"$OUT"
+  VALUE="$gateway $dev"
+}
+
 route_via() {  # PREFIX: "gateway dev" of the route, if any
-  ip -4 route show "$1" | awk '{for (i = 1; i < NF; i++) {if ($i == "via") g=$(i+1); if ($i == "dev") d=$(i+1)}} END {print g " " d}'
+  tool_output ip -4 route show "$1"
+  gateway_dev
 }
 
 ensure_route() {  # PREFIX GATEWAY NETDEV
@@ -218,7 +367,19 @@ ensure_route() {  # PREFIX GATEWAY NETDEV
 
 rule_table() {  # SOURCE: the tables of every `from SOURCE lookup N` rule, comma-joined in kernel order
   # Every rule counts: a stray rule placed before ours would take the traffic while ours looked right.
-  ip -4 rule show | awk -v src="$1" '$2 == "from" && $3 == src {t = ""; for (i = 4; i < NF; i++) if ($i == "lookup") t = $(i + 1); print t}' | paste -sd, -
+  local line i table tables=()
+  tool_output ip -4 rule show
+  while IFS= read -r line; do
+    fields "$line"
+    [[ ${FIELDS[1]:-} == from && ${FIELDS[2]:-} == "$1" ]] || continue
+    table=""
+    for i in "${!FIELDS[@]}"; do
+      if ((i >= 3)) && [[ ${FIELDS[i]} == lookup && -n ${FIELDS[i + 1]+set} ]]; then table=${FIELDS[i + 1]}; fi
+    done
+    tables+=("$table")
+  done <<<"$OUT"
+  local IFS=,
+  VALUE="${tables[*]}"
 }
 
 set_rule() {  # one rule per source: drop any other first
@@ -231,7 +392,8 @@ ensure_rule() {  # SOURCE TABLE
 }
 
 table_route_via() {  # PREFIX TABLE: "gateway dev" of the route in that table, if any
-  ip -4 route show table "$2" "$1" | awk '{for (i = 1; i < NF; i++) {if ($i == "via") g=$(i+1); if ($i == "dev") d=$(i+1)}} END {print g " " d}'
+  tool_output ip -4 route show table "$2" "$1"
+  gateway_dev
 }
 
 ensure_table_route() {  # PREFIX GATEWAY NETDEV TABLE
@@ -240,17 +402,17 @@ ensure_table_route() {  # PREFIX GATEWAY NETDEV TABLE
 
 # cma_roce_tos / cma_roce_mode print the current value when called without -t / -m. They create and remove
 # a transient configfs entry to read it; the value itself is left untouched.
-roce_tos() { cma_roce_tos -d "$1" -p 1 | tail -n 1; }
-roce_mode() { cma_roce_mode -d "$1" -p 1 | tail -n 1; }
+roce_tos() { tool_output cma_roce_tos -d "$1" -p 1; VALUE=${OUT##*$'\n'}; }  # the last line
+roce_mode() { tool_output cma_roce_mode -d "$1" -p 1; VALUE=${OUT##*$'\n'}; }
 
 ipv4_gid() {  # A.B.C.D: its RoCE v2 GID as sysfs prints it, the IPv4-mapped IPv6 address ::ffff:A.B.C.D
   local octets
   IFS=. read -r -a octets <<<"$1"
-  printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "${octets[@]}"
+  printf -v VALUE '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "${octets[@]}"
 }
 
 roce_v2_gid_indexes() {  # RDMA_DEVICE GID NETDEV: the GID table indexes holding GID as a RoCE v2 GID of NETDEV
-  local port="$SYS/class/infiniband/$1/ports/1" entry index gid type ndev found=()
+  local port="$SYS/class/infiniband/$1/ports/1" entry index gid type ndev found=()  # found[index]: in index order
   for entry in "$port"/gids/*; do
     [[ -e $entry ]] || continue
     index=${entry##*/}
@@ -260,20 +422,24 @@ roce_v2_gid_indexes() {  # RDMA_DEVICE GID NETDEV: the GID table indexes holding
     [[ $gid == "$2" ]] || continue
     read -r type <"$port/gid_attrs/types/$index" 2>/dev/null || continue
     read -r ndev <"$port/gid_attrs/ndevs/$index" 2>/dev/null || continue
-    [[ $type == "RoCE v2" && $ndev == "$3" ]] && found+=("$index")
+    [[ $type == "RoCE v2" && $ndev == "$3" && $index =~ ^[0-9]+$ ]] && found[10#$index]=$index
   done
-  if [[ -n ${found[*]:-} ]]; then printf '%s\n' "${found[@]}" | sort -n | paste -sd, -; else echo "<none>"; fi
+  local IFS=,
+  if [[ -n ${found[*]+set} ]]; then VALUE="${found[*]}"; else VALUE="<none>"; fi
 }
 
 verify_gid() {  # RDMA_DEVICE NETDEV IPV4 [INDEX]: a RoCE v2 GID for the address exists (at INDEX, if NCCL is told one)
   local gid found tries=0
-  gid=$(ipv4_gid "$3")
-  found=$(roce_v2_gid_indexes "$1" "$gid" "$2")
+  ipv4_gid "$3"
+  gid=$VALUE
+  roce_v2_gid_indexes "$1" "$gid" "$2"
+  found=$VALUE
   # the kernel fills the GID table from a work queue after an address is added: give it a moment
   while [[ $found == "<none>" && $MODE == apply && $tries -lt 10 ]]; do
     sleep 0.2
     tries=$((tries + 1))
-    found=$(roce_v2_gid_indexes "$1" "$gid" "$2")
+    roce_v2_gid_indexes "$1" "$gid" "$2"
+    found=$VALUE
   done
   if [[ $found == "<none>" ]]; then
     echo "DRIFT   $1 has no RoCE v2 GID for $3 on $2 (RoCE peers cannot reach this address)"
@@ -292,12 +458,12 @@ verify_gid() {  # RDMA_DEVICE NETDEV IPV4 [INDEX]: a RoCE v2 GID for the address
 # RDMA-CM ones take cma_roce_tos): MLNX_OFED reads back "Global tclass=N", empty when unset.
 device_tclass() {
   local line
-  if [[ ! -e $1 ]]; then echo "<missing>"; return; fi
+  if [[ ! -e $1 ]]; then VALUE="<missing>"; return; fi
   while IFS= read -r line; do
     # the plain number is what a write leaves in a file that is not mlx5's attribute (a test root)
-    if [[ $line =~ ^(Global\ tclass=)?([0-9]+)$ ]]; then echo "${BASH_REMATCH[2]}"; return; fi
+    if [[ $line =~ ^(Global\ tclass=)?([0-9]+)$ ]]; then VALUE=${BASH_REMATCH[2]}; return; fi
   done <"$1"
-  echo "<unset>"
+  VALUE="<unset>"
 }
 
 ensure_tclass() {  # RDMA_DEVICE TOS
@@ -307,11 +473,13 @@ ensure_tclass() {  # RDMA_DEVICE TOS
 
 verify_speed() {  # NETDEV GBPS: a link up at another speed than planned (wrong optic or cable, badly seated)
   local have want=$(($2 * 1000))
-  if [[ $(read_file "$SYS/class/net/$1/operstate") != up ]]; then
+  read_file "$SYS/class/net/$1/operstate"
+  if [[ $VALUE != up ]]; then
     echo "note    $1 link is down: its speed is checked once it is up"
     return
   fi
-  have=$(read_file "$SYS/class/net/$1/speed")
+  read_file "$SYS/class/net/$1/speed"
+  have=$VALUE
   if [[ "$have" == "$want" ]]; then
     echo "ok      $1 link speed = $want Mb/s"
   else
@@ -320,16 +488,17 @@ verify_speed() {  # NETDEV GBPS: a link up at another speed than planned (wrong 
   fi
 }
 
-digest() { printf '%s\n' "$1" | sha256sum | cut -c1-16; }
-file_digest() { if [[ -r "$1" ]]; then sha256sum <"$1" | cut -c1-16; else echo "<missing>"; fi; }
+digest() { VALUE=$(sha256sum <<<"$1") || true; VALUE=${VALUE:0:16}; }  # of the text and a newline, as written
+file_digest() { if [[ -r "$1" ]]; then VALUE=$(sha256sum <"$1") || true; VALUE=${VALUE:0:16}; else VALUE="<missing>"; fi; }
 
 install_file() { mkdir -p "$(dirname "$1")" && write_file "$1" "$2"; }
 
 ensure_installed() {  # PATH CONTENT: the whole file, compared by digest, its folder made if need be
-  converge "$1" "$(digest "$2")" file_digest "$1" -- install_file "$1" "$2"
+  digest "$2"
+  converge "$1" "$VALUE" file_digest "$1" -- install_file "$1" "$2"
 }
 
-unit_state() { systemctl is-enabled "$1" 2>/dev/null || true; }
+unit_state() { VALUE=$(systemctl is-enabled "$1" 2>/dev/null) || true; }
 
 enable_unit() { systemctl daemon-reload && systemctl enable "$1"; }
 
@@ -348,12 +517,23 @@ BLOCK_BEGIN="# >>> rocefab: the lines up to the end marker are managed by rocefa
 BLOCK_END="# <<< rocefab"
 
 conf_block() {  # PATH: rocefab's block, when it opens the file; else <missing>, <absent> or <not at the top>
-  if [[ ! -r $1 ]]; then echo "<missing>"; return; fi
-  awk -v b="$BLOCK_BEGIN" -v e="$BLOCK_END" '
-    $0 == b { if (NR != 1) top = "no"; inside = 1; seen = 1; next }
-    $0 == e { inside = 0; next }
-    inside { body = body $0 "\n" }
-    END { if (!seen) print "<absent>"; else if (top == "no") print "<not at the top>"; else printf "%s", body }' "$1"
+  local line number=0 inside="" seen="" top=yes body=""
+  if [[ ! -r $1 ]]; then VALUE="<missing>"; return; fi
+  while IFS= read -r line || [[ -n $line ]]; do
+    number=$((number + 1))
+    if [[ $line == "$BLOCK_BEGIN" ]]; then
+      ((number == 1)) || top=no
+      inside=1 seen=1
+    elif [[ $line == "$BLOCK_END" ]]; then
+      inside=""
+    elif [[ -n $inside ]]; then
+      body+="$line"$'\n'
+    fi
+  done <"$1"
+  if [[ -z $seen ]]; then VALUE="<absent>"; elif [[ $top == no ]]; then VALUE="<not at the top>"; else
+    drop_newlines body
+    VALUE=$body
+  fi
 }
 
 conf_drift() {  # PATH HAVE WANT: one DRIFT line per setting that differs; prints how many at the end
@@ -382,15 +562,25 @@ write_block() {  # PATH CONTENT: rocefab's block first, then the site's lines as
 }
 
 conf_shadowed() {  # PATH: the site's lines after rocefab's block that set one of its keys, which NCCL ignores
-  awk -v b="$BLOCK_BEGIN" -v e="$BLOCK_END" '
-    $0 == b { inside = 1; next }
-    $0 == e { inside = 0; done = 1; next }
-    /=/ { k = substr($0, 1, index($0, "=") - 1); if (inside) ours[k] = 1; else if (done && k in ours) print "note    " FILENAME " line " FNR " (" $0 ") is ignored by NCCL: the block above sets " k }' "$1"
+  local line key number=0 inside="" done=""
+  local -A ours=()
+  while IFS= read -r line || [[ -n $line ]]; do
+    number=$((number + 1))
+    if [[ $line == "$BLOCK_BEGIN" ]]; then inside=1; continue; fi
+    if [[ $line == "$BLOCK_END" ]]; then inside="" done=1; continue; fi
+    [[ $line == *=* ]] || continue
+    key=${line%%=*}
+    if [[ -n $inside ]]; then ours[$key]=1
+    elif [[ -n $done && -n ${ours[$key]+set} ]]; then
+      echo "note    $1 line $number ($line) is ignored by NCCL: the block above sets $key"
+    fi
+  done <"$1"
 }
 
 ensure_conf_block() {  # PATH CONTENT
   local have after report count
-  have=$(conf_block "$1")
+  conf_block "$1"
+  have=$VALUE
   if [[ "$have" == "$2" ]]; then
     echo "ok      $1 rocefab block"
     conf_shadowed "$1"
@@ -410,7 +600,8 @@ ensure_conf_block() {  # PATH CONTENT
     return
   fi
   write_block "$1" "$2" || true
-  after=$(conf_block "$1")
+  conf_block "$1"
+  after=$VALUE
   if [[ "$after" == "$2" ]]; then
     printf '%s\n' "${report//DRIFT   /changed }"
     CHANGED=$((CHANGED + count))
@@ -431,7 +622,7 @@ finish() {
   fi
 }
 
-require_tools ip ethtool mlnx_qos cma_roce_tos cma_roce_mode awk paste sha256sum
+require_tools ip ethtool mlnx_qos cma_roce_tos cma_roce_mode awk sha256sum
 [[ -r $0 ]] || fatal "run this script from its file (bash $0 ...), it installs itself from there"
 require_netdev enp24s0f0np0
 require_path "$SYS/class/net/enp24s0f0np0/ecn" "ECN/DCQCN sysfs of enp24s0f0np0 (MLNX_OFED/DOCA mlx5 driver)"
@@ -483,7 +674,7 @@ ensure_rule 10.101.0.8 200
 ensure_table_route 10.101.0.0/16 10.101.0.1 bond0 200
 ensure_table_route 10.102.0.0/16 10.101.0.1 bond0 200
 ensure_rdma_device mlx5_bond_0
-if [[ $(rdma_presence mlx5_bond_0) == present ]]; then
+if rdma_present mlx5_bond_0; then
   ensure_tclass mlx5_bond_0 106
   converge "mlx5_bond_0 rdma_cm RoCE mode" "RoCE v2" roce_mode mlx5_bond_0 -- cma_roce_mode -d mlx5_bond_0 -p 1 -m 2
   converge "mlx5_bond_0 rdma_cm default ToS" 106 roce_tos mlx5_bond_0 -- cma_roce_tos -d mlx5_bond_0 -p 1 -t 106
@@ -531,7 +722,7 @@ ensure_rule 10.102.0.8 201
 ensure_table_route 10.101.0.0/16 10.102.0.1 bond1 201
 ensure_table_route 10.102.0.0/16 10.102.0.1 bond1 201
 ensure_rdma_device mlx5_bond_1
-if [[ $(rdma_presence mlx5_bond_1) == present ]]; then
+if rdma_present mlx5_bond_1; then
   ensure_tclass mlx5_bond_1 106
   converge "mlx5_bond_1 rdma_cm RoCE mode" "RoCE v2" roce_mode mlx5_bond_1 -- cma_roce_mode -d mlx5_bond_1 -p 1 -m 2
   converge "mlx5_bond_1 rdma_cm default ToS" 106 roce_tos mlx5_bond_1 -- cma_roce_tos -d mlx5_bond_1 -p 1 -t 106
@@ -539,7 +730,7 @@ if [[ $(rdma_presence mlx5_bond_1) == present ]]; then
 fi
 
 # --- NCCL: the same settings for every job on this host (the job's own environment still wins)
-NCCL_CONF=$(cat <<'ROCEFAB_NCCL'
+slurp NCCL_CONF <<'ROCEFAB_NCCL'
 NCCL_IB_HCA==mlx5_bond_0:1,mlx5_bond_1:1
 NCCL_IB_QPS_PER_CONNECTION=4
 NCCL_IB_RETRY_CNT=7
@@ -547,11 +738,10 @@ NCCL_IB_TC=106
 NCCL_IB_TIMEOUT=20
 NCCL_SOCKET_IFNAME==eno3
 ROCEFAB_NCCL
-)
 ensure_conf_block "$ETC/nccl.conf" "$NCCL_CONF"
 
 # --- at every boot: this script and a oneshot unit that runs it once the network is up
-BOOT_UNIT=$(cat <<'ROCEFAB_UNIT'
+slurp BOOT_UNIT <<'ROCEFAB_UNIT'
 # Generated by rocefab 0.0.0-test - do not edit; change the intent and re-render.
 # fabric: pod32   device: gpu005
 # intent: pod32.yaml
@@ -571,8 +761,8 @@ ExecStart=/bin/bash /usr/local/sbin/rocefab-roce.sh
 [Install]
 WantedBy=multi-user.target
 ROCEFAB_UNIT
-)
-ensure_installed "$SBIN/rocefab-roce.sh" "$(cat "$0")"
+slurp SELF <"$0"
+ensure_installed "$SBIN/rocefab-roce.sh" "$SELF"
 ensure_installed "$ETC/systemd/system/rocefab-roce.service" "$BOOT_UNIT"
 ensure_enabled rocefab-roce.service
 
