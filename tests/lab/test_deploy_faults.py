@@ -197,7 +197,13 @@ def test_two_applies_at_once_the_second_is_refused(lab: FabricLab, tmp_path: Pat
     first = rocefab(lab, "apply", "--only", "leaf1-a,leaf1-b", background=True)
     holder = _wait_for_lock(inventory(lab).with_name("inventory.yaml.lock"), first)
     assert holder["pid"] == first.pid and holder["host"] == socket.gethostname()
-    refused = rocefab(lab, "apply", "--only", "leaf1-a,leaf1-b", intent=other)
+    # The first run is paused while the second starts: on a loaded machine a Python start-up can outlast a whole
+    # apply of two leaves, and the second run would then find the lock free. Paused, it still holds the lock.
+    os.kill(first.pid, signal.SIGSTOP)
+    try:
+        refused = rocefab(lab, "apply", "--only", "leaf1-a,leaf1-b", intent=other)
+    finally:
+        os.kill(first.pid, signal.SIGCONT)
     out, err = first.communicate(timeout=240)
     assert first.returncode == 0, out + err
     assert refused.returncode == 2, refused.stdout + refused.stderr
