@@ -67,7 +67,6 @@ def test_rail_fabric_whole_path(intent: Path, inventory: Path, tmp_path: Path) -
     # The spines reach each rail leaf's host links by its one summary (4 servers: a /29), over the one link to it;
     # the host /31s themselves never leave their leaf.
     ecmp = {(c["device"], c["port"]): c for c in report["checks"] if c["check"] == "ecmp"}
-    summaries = [(device, prefix) for device, prefix in ecmp if prefix.startswith("10.128.") or prefix.startswith(
-        "10.136.")]
+    summaries = [(device, prefix) for device, prefix in ecmp if prefix.startswith(("10.128.", "10.136."))]
     assert summaries and all(prefix.endswith("/29") for _, prefix in summaries), sorted(ecmp)
     assert all(ecmp[key]["observed"].startswith(ecmp[key]["expected"].split(" (")[0]) for key in summaries)
