@@ -5,6 +5,7 @@ plan gives to anything else, so spines need one prefix per leaf and every host /
 from __future__ import annotations
 
 from ipaddress import IPv4Address, IPv4Network
+from itertools import pairwise
 
 import pytest
 from conftest import example_plan, generated_plan
@@ -64,7 +65,7 @@ def assert_one_summary_per_leaf(plan: FabricPlan) -> None:
         assert not any(a.subnet_of(agg) and a != agg for a in advertised), f"{leaf.name}: a /31 leaks past {agg}"
         summaries.append((agg, leaf.name))
     ordered = sorted(summaries)
-    for (a, leaf_a), (b, leaf_b) in zip(ordered, ordered[1:], strict=False):
+    for (a, leaf_a), (b, leaf_b) in pairwise(ordered):
         assert not a.overlaps(b), f"{leaf_a} {a} overlaps {leaf_b} {b}"
     # What a spine learns: one prefix per rail leaf, from that leaf alone.
     from_leaves = [p for leaf in leaves for p in leaf.bgp.advertised if not p.endswith("/32")]
