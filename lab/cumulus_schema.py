@@ -214,6 +214,7 @@ vrf {name} router bgp router-id <ipv4>
 vrf {name} router bgp address-family ipv4-unicast enable <onoff>
 vrf {name} router bgp address-family ipv4-unicast multipaths ebgp <multipaths>
 vrf {name} router bgp address-family ipv4-unicast network {prefix}
+vrf {name} router bgp address-family ipv4-unicast aggregate-route {prefix} summary-only <onoff>
 vrf {name} router bgp address-family ipv4-unicast redistribute connected enable <onoff>
 vrf {name} router bgp neighbor {neighbor} remote-as <remoteas>
 vrf {name} router bgp neighbor {neighbor} type <neightype>

@@ -82,9 +82,12 @@ def bgp_speaker(dev: CumulusDevice) -> BgpSpeaker | None:
     for name, conf in _interfaces(dev).items():
         for cidr in ((conf.get("ip") or {}).get("address") or {}):
             addresses[str(cidr).split("/")[0]] = name
-    networks = tuple(str(n) for n in ((bgp.get("address-family") or {}).get("ipv4-unicast") or {}).get("network") or {})
+    ipv4 = (bgp.get("address-family") or {}).get("ipv4-unicast") or {}
+    networks = tuple(str(n) for n in ipv4.get("network") or {})
+    aggregates = tuple((str(a), str((conf or {}).get("summary-only", "off")) == "on")
+                       for a, conf in (ipv4.get("aggregate-route") or {}).items())
     return BgpSpeaker(asn, str(bgp.get("router-id", top.get("router-id", "0.0.0.0"))), tuple(peers), addresses,
-                      networks)
+                      networks, aggregates)
 
 
 def ip_route(dev: CumulusDevice, prefix: str) -> Tree:

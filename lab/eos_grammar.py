@@ -161,6 +161,8 @@ MODES = (
          Rule(rf"neighbor {PEER_OR_GROUP} maximum-routes", rf"{NUM}(?: warning-limit {NUM} percent)?"),
          Rule(rf"neighbor {PEER_OR_GROUP} shutdown")),
         Rule(rf"neighbor interface {IFNAME}", rf"peer-group {NAME} remote-as {ASN}"),
+        # after the neighbours, before the address families, as AVD's router-bgp template prints it
+        Rule(rf"aggregate-address {PFX4}", "summary-only", optional=True),
         Sub("address-family (?:ipv4|ipv6)", "bgp-af"),
     )),
     Mode("bgp-af", (

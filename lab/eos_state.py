@@ -219,7 +219,9 @@ def bgp_speaker(dev: EosDevice) -> BgpSpeaker | None:
             addresses[m.group(1)] = name
     networks = tuple(m.group(1) for af in router.children for c in af.children
                      if (m := re.fullmatch(r"network (\S+)", c.line)))
-    return BgpSpeaker(asn, router_id, tuple(peers), addresses, networks)
+    aggregates = tuple((m.group(1), bool(m.group(2))) for line in lines
+                       if (m := re.fullmatch(r"aggregate-address (\S+)( summary-only)?", line)))
+    return BgpSpeaker(asn, router_id, tuple(peers), addresses, networks, aggregates)
 
 
 def ip_route(dev: EosDevice, prefix: str) -> dict[str, Any]:

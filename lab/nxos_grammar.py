@@ -199,6 +199,7 @@ MODES: dict[str, Mode] = {
     )),
     "router-af": Mode("config-router-af", (
         Cmd(r"network \S+( route-map \S+)?", key=r"network \S+"),
+        Cmd(r"aggregate-address \S+( as-set)?( summary-only)?", key=r"aggregate-address \S+"),
         Cmd(r"maximum-paths( ibgp)? \d+", key=r"maximum-paths( ibgp)?"), Cmd(r"redistribute .+"),
     )),
     "nbr": Mode("config-router-neighbor", (

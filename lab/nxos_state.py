@@ -124,9 +124,11 @@ def bgp_speaker(dev: NxosDevice) -> BgpSpeaker | None:
             found = re.search(r"ip address (\S+)/\d+", " ".join(_lines(node).values()))
             if found:
                 addresses[found.group(1)] = node.line.split()[1]
-    networks = tuple(c.line.split()[1] for af in router.children if af.line == "address-family ipv4 unicast"
-                     for c in af.children if c.line.startswith("network "))
-    return BgpSpeaker(asn, router_id, tuple(peers), addresses, networks)
+    ipv4 = [c.line for af in router.children if af.line == "address-family ipv4 unicast" for c in af.children]
+    networks = tuple(line.split()[1] for line in ipv4 if line.startswith("network "))
+    aggregates = tuple((line.split()[1], " summary-only" in line) for line in ipv4
+                       if line.startswith("aggregate-address "))
+    return BgpSpeaker(asn, router_id, tuple(peers), addresses, networks, aggregates)
 
 
 def ip_route(dev: NxosDevice, prefix: str) -> dict[str, Any]:

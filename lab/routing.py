@@ -1,12 +1,15 @@
 """The lab's BGP routing: which next hops a switch installs for a prefix, from the live sessions of the wiring.
 
-Each switch originates what its running config's `network` statements name. Routes travel over established
+Each switch originates what its running config's `network` statements name, and each of its aggregates once a
+longer prefix it originates falls inside (the aggregate's contributor); a summary-only aggregate keeps the longer
+prefixes inside it from its peers, so only the summary travels. Routes travel over established
 sessions only (lab/wiring.py decides those: both ends configured, the link up, no `bgp-down` fault), one path per
 session, each speaker advertising its best path with its AS prepended; a speaker refuses a path that already
 carries its own AS (eBGP's loop check). A switch installs every session's path of the shortest AS-path length
 (`maximum-paths` with multipath relax, as the rendered configs ask) — so a pulled cable or a stopped peer takes its
 next hop away, and a renderer that forgot a `network` line leaves the prefix unrouted, whatever the plan says.
-iBGP is not modelled (the plans' sessions are all eBGP).
+iBGP is not modelled (the plans' sessions are all eBGP), and only a switch's own networks count as contributors of
+its aggregates (the plans aggregate nothing they learn).
 """
 
 from __future__ import annotations
@@ -61,6 +64,33 @@ def _session(speaker: BgpSpeaker, peer: BgpPeerConfig, far: tuple[str, str]) -> 
     return Session(far[0], _local_interface(speaker, address) or address, address)
 
 
+def _inside(prefix: str, outer: str) -> bool:
+    """Whether `prefix` is strictly longer than `outer` and within it (what an aggregate counts as its own).
+
+    >>> _inside("10.2.0.2/31", "10.2.0.0/30"), _inside("10.2.0.0/30", "10.2.0.0/30")
+    (True, False)
+    """
+    inner, agg = ipaddress.ip_network(prefix, strict=False), ipaddress.ip_network(outer, strict=False)
+    if inner.version != agg.version or inner.prefixlen <= agg.prefixlen:
+        return False
+    return inner.supernet(new_prefix=agg.prefixlen) == agg
+
+
+def active_aggregates(speaker: BgpSpeaker) -> list[tuple[str, bool]]:
+    """The aggregates `speaker` originates: those with a contributor among its own networks."""
+    return [(a, summary) for a, summary in speaker.aggregates if any(_inside(n, a) for n in speaker.networks)]
+
+
+def originates(speaker: BgpSpeaker, prefix: str) -> bool:
+    """Whether `speaker` has `prefix` in BGP of its own (a network statement or an active aggregate)."""
+    return prefix in speaker.networks or any(a == prefix for a, _ in active_aggregates(speaker))
+
+
+def suppresses(speaker: BgpSpeaker, prefix: str) -> bool:
+    """Whether an active summary-only aggregate of `speaker` keeps `prefix` from its peers."""
+    return any(summary and _inside(prefix, a) for a, summary in active_aggregates(speaker))
+
+
 def next_hops(wiring: Wiring | None, device: str, prefix: str) -> list[Session] | None:
     """The sessions `device` routes `prefix` over (empty: no route); None when it originates the prefix."""
     if wiring is None:
@@ -68,18 +98,22 @@ def next_hops(wiring: Wiring | None, device: str, prefix: str) -> list[Session] 
     speakers = {name: found for name in list(wiring.devices) if (found := wiring._speaker(name)) is not None}
     if device not in speakers:
         return []
-    if prefix in speakers[device].networks:
+    if originates(speakers[device], prefix):
         return None
     live = {name: sessions(wiring, name, sp) for name, sp in speakers.items()}
-    # best[name]: the AS path `name` advertises (its own AS first); rounds of advertisement until nothing changes
-    best: dict[str, tuple[int, ...]] = {n: (sp.asn,) for n, sp in speakers.items() if prefix in sp.networks}
+    # best[name]: the AS path `name` holds (its own AS first); rounds of advertisement until nothing changes. A
+    # speaker whose summary-only aggregate covers the prefix holds it but tells no peer.
+    best: dict[str, tuple[int, ...]] = {n: (sp.asn,) for n, sp in speakers.items()
+                                        if originates(sp, prefix) and not suppresses(sp, prefix)}
     origins = set(best)
+    silent = {n for n, sp in speakers.items() if suppresses(sp, prefix)}
     for _ in range(len(speakers) + 1):
         changed = False
         for name, sp in speakers.items():
             if name in origins:
                 continue
-            offers = [best[s.peer] for s in live[name] if s.peer in best and sp.asn not in best[s.peer]]
+            offers = [best[s.peer] for s in live[name]
+                      if s.peer in best and s.peer not in silent and sp.asn not in best[s.peer]]
             path = (sp.asn, *min(offers, key=lambda p: (len(p), p))) if offers else None
             if path != best.get(name):
                 changed = True
@@ -90,7 +124,7 @@ def next_hops(wiring: Wiring | None, device: str, prefix: str) -> list[Session] 
         if not changed:
             break
     me = speakers[device]
-    usable = [s for s in live[device] if s.peer in best and me.asn not in best[s.peer]]
+    usable = [s for s in live[device] if s.peer in best and s.peer not in silent and me.asn not in best[s.peer]]
     if not usable:
         return []
     shortest = min(len(best[s.peer]) for s in usable)

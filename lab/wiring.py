@@ -37,6 +37,7 @@ class BgpSpeaker:
     peers: tuple[BgpPeerConfig, ...]
     addresses: dict[str, str]  # this device's interface addresses (without prefix length) -> interface
     networks: tuple[str, ...] = ()  # the prefixes it originates (network statements)
+    aggregates: tuple[tuple[str, bool], ...] = ()  # (prefix, summary-only) of its aggregate-address lines
 
 
 def _accepts(configured: int, actual: int, own: int) -> bool:

@@ -72,6 +72,7 @@ class RailGroup:
     pod: int
     leaves: tuple[SwitchSlot, ...]
     hosts: tuple[HostSlot, ...]
+    block: int = 0  # the leaves' place in their rails over all pods (pod x leaves per rail per pod + j)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +223,7 @@ def _rails(intent: Intent, topo: Clos, size: ClosSize) -> tuple[tuple[SwitchSlot
         j = within // size.nodes_per_leaf
         blocks.setdefault((p, j), []).append(HostSlot(format_name(intent.hosts.name_format, k + 1),
                                                       ("hosts", "name_format")))
-    groups = tuple(RailGroup(p, tuple(grid[p][r][j] for r in range(size.rails)), tuple(hosts))
+    groups = tuple(RailGroup(p, tuple(grid[p][r][j] for r in range(size.rails)), tuple(hosts), p * per_rail + j)
                    for (p, j), hosts in blocks.items())
     return tuple(leaves), groups
 

@@ -40,6 +40,7 @@ class SwitchDraft:
     management: Management | None = None
     pod: int | None = None
     rail: int | None = None
+    aggregates: list[str] = field(default_factory=list)  # summary-only BGP aggregates of its `networks`
 
 
 def address(net: IPv4Network, offset: int) -> IPv4Address:

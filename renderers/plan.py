@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from ipaddress import IPv4Network
 
 from rocefab.models.resolve import Role
 from rocefab.renderers.headroom import Headroom
@@ -142,6 +143,22 @@ class Bgp:
     neighbors: tuple[BgpNeighbor, ...]
     uses_unnumbered: bool
     bfd: BfdTimers | None = None  # BFD on every session, with these timers; None: off
+    # Summary-only aggregates (a rail leaf's host /31s): the `networks` inside one stay in BGP as its contributors,
+    # and peers receive only the aggregate.
+    aggregates: tuple[str, ...] = ()
+
+    @property
+    def advertised(self) -> tuple[str, ...]:
+        """What peers receive from this switch: its networks outside every aggregate, then the aggregates.
+
+        >>> Bgp(1, "10.0.0.1", 1, ("10.0.0.1/32", "10.2.0.0/31", "10.2.0.2/31"), (), False,
+        ...     aggregates=("10.2.0.0/30",)).advertised
+        ('10.0.0.1/32', '10.2.0.0/30')
+        """
+        inside = [IPv4Network(a) for a in self.aggregates]
+        kept = tuple(n for n in self.networks
+                     if not any((net := IPv4Network(n)) != a and net.subnet_of(a) for a in inside))
+        return kept + self.aggregates
 
 
 @dataclass(frozen=True, slots=True)

@@ -227,6 +227,7 @@ def _freeze(intent: Intent, d: SwitchDraft, rack: str, pfc_headroom: Headroom | 
             neighbors=tuple(d.neighbors),
             uses_unnumbered=any(n.interface for n in d.neighbors),
             bfd=_bfd(intent),
+            aggregates=tuple(sorted(d.aggregates, key=_prefix_order)),
         ),
         mlag=d.mlag,
         management=d.management,

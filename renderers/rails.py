@@ -1,5 +1,6 @@
 """A rail-optimized fabric's servers: NIC r of every server on a leaf of rail r, as a routed /31, with a
-routing table of its own on the host."""
+routing table of its own on the host. Each leaf's /31s come from one aligned block of its rail's slice
+(renderers/rail_blocks.py), and the leaf advertises one summary-only aggregate of them."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from ipaddress import IPv4Network
 from rocefab.renderers.drafts import PlanState, address
 from rocefab.renderers.plan import Endpoint, Host, HostNic, Link, LinkKind, PortRole, SwitchPort
 from rocefab.renderers.ports import AllocationError
+from rocefab.renderers.rail_blocks import aggregate, block_size, leaf_block
 
 FIRST_NIC_TABLE = 100  # routing table of rail 0's NIC; rail r uses FIRST_NIC_TABLE + r
 
@@ -21,11 +23,13 @@ def rail_hosts(state: PlanState) -> list[Host]:
     assert host_subnet is not None, "the host checks require underlay.host_subnet for rail-optimized fabrics"
     rails = size.rails
     rail_prefix = host_subnet.prefixlen + math.ceil(math.log2(rails)) if rails > 1 else host_subnet.prefixlen
-    capacity = size.pods * size.nodes_per_pod
-    if rail_prefix > 31 or 2 ** (32 - rail_prefix) < 2 * capacity:
+    blocks = size.pods * (size.leaves_per_pod // rails)  # leaves per rail
+    per_leaf = block_size(size.nodes_per_leaf)
+    if rail_prefix > 31 or 2 ** (32 - rail_prefix) < blocks * per_leaf:
         raise AllocationError(
             "address-pool-too-small",
-            f"underlay.host_subnet {host_subnet} cannot give {rails} rails a /31 for each of {capacity} servers",
+            f"underlay.host_subnet {host_subnet} cannot give {rails} rails an aligned block of {per_leaf} addresses "
+            f"(a /31 for each of {size.nodes_per_leaf} servers) for each of their {blocks} leaves",
             "use a larger host_subnet",
         )
     nets = [IPv4Network((int(host_subnet.network_address) + r * 2 ** (32 - rail_prefix), rail_prefix))
@@ -33,16 +37,16 @@ def rail_hosts(state: PlanState) -> list[Host]:
     rail_routes = [(str(net),) for net in nets]
     fabric_route = (str(host_subnet),)
     hosts = []
-    k = 0
     for group in fabric.rails:
         leaves = [state.drafts[leaf.name] for leaf in group.leaves]
-        for slot in group.hosts:
+        owned = [leaf_block(nets[r], group.block, size.nodes_per_leaf) for r in range(rails)]
+        for i, slot in enumerate(group.hosts):
             name = slot.name
             nics = []
             for r, nic in enumerate(intent.hosts.nics):
                 leaf = leaves[r]
                 port = leaf.allocator.next_port(fabric.nic_speed_gbps, f"host {name} {nic.netdev}")
-                gateway, host_address = str(address(nets[r], 2 * k)), str(address(nets[r], 2 * k + 1))
+                gateway, host_address = str(address(owned[r], 2 * i)), str(address(owned[r], 2 * i + 1))
                 leaf_side = f"{gateway}/31"
                 leaf.ports.append(SwitchPort(
                     port.name, port.cage, PortRole.HOST, port.speed_gbps, port.lanes, port.broken_out,
@@ -56,5 +60,8 @@ def rail_hosts(state: PlanState) -> list[Host]:
                     gateway, rail_routes[r], FIRST_NIC_TABLE + r, fabric_route,
                 ))
             hosts.append(Host(name, None, group.pod if fabric.tiers == 3 else None, (), tuple(nics)))
-            k += 1
+        # One server's /31 is its own summary: an aggregate needs contributors longer than itself.
+        if len(group.hosts) > 1:
+            for r, leaf in enumerate(leaves):
+                leaf.aggregates.append(str(aggregate(owned[r], len(group.hosts))))
     return hosts

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from ipaddress import IPv4Network
 
 from rocefab.models.loader import load_yaml12
 from rocefab.renderers.configtext import parse_indented
-from rocefab.renderers.plan import FabricPlan, Switch
+from rocefab.renderers.plan import FabricPlan, PortRole, Switch
 from rocefab.renderers.render import RenderedFile
 
 # The oracle's own statement of NX-OS queuing (Cisco Nexus 9000 NX-OS 10.5 QoS configuration guide, queuing
@@ -180,6 +181,39 @@ def _cumulus(sw: Switch, text: str) -> SwitchQos:
 PARSERS = {"eos": (".cfg", _eos), "nxos": (".cfg", _nxos), "cumulus": (".nvue.yaml", _cumulus)}
 
 
+def _bgp_origins(sw: Switch, text: str) -> tuple[set[str], set[str]]:
+    """What a rendered switch config puts into BGP of its own: (summary-only aggregates, network statements). EOS
+    keeps aggregates at the router level and networks in the address family; NX-OS keeps both in its IPv4 unicast
+    address family; NVUE in the default VRF's ipv4-unicast family."""
+    if sw.platform == "cumulus":
+        doc = load_yaml12(text)
+        ipv4 = doc[0]["set"]["vrf"]["default"]["router"]["bgp"]["address-family"]["ipv4-unicast"]
+        aggregates = {a for a, conf in (ipv4.get("aggregate-route") or {}).items() if conf.get("summary-only") == "on"}
+        return aggregates, set(ipv4.get("network") or {})
+    (router,) = parse_indented(text).starting("router bgp ")
+    family = router.child("address-family ipv4" if sw.platform == "eos" else "address-family ipv4 unicast")
+    assert family is not None, f"{sw.name}: no IPv4 address family"
+    where = router if sw.platform == "eos" else family
+    aggregates = {m.group(1) for line in where.lines()
+                  if (m := re.fullmatch(r"aggregate-address (\S+) summary-only", line))}
+    return aggregates, {line.split()[1] for line in family.lines() if line.startswith("network ")}
+
+
+def check_bgp_origins(plan: FabricPlan, files: dict[str, RenderedFile]) -> None:
+    """Every switch's rendered BGP originates what the plan says, each aggregate has a contributor strictly inside
+    it (else no NOS originates it), and every host /31 of a leaf is in BGP (so, inside its summary, reachable)."""
+    for sw in plan.switches:
+        suffix = PARSERS[sw.platform][0]
+        aggregates, networks = _bgp_origins(sw, files[f"switches/{sw.name}{suffix}"].content)
+        assert aggregates == set(sw.bgp.aggregates), f"{sw.name}: aggregates {sorted(aggregates)}"
+        assert networks == set(sw.bgp.networks), f"{sw.name}: network statements differ from the plan"
+        for agg in map(IPv4Network, aggregates):
+            assert any(IPv4Network(n).prefixlen > agg.prefixlen and IPv4Network(n).subnet_of(agg) for n in networks), (
+                f"{sw.name}: aggregate {agg} has no contributor, so it is never originated")
+        host_nets = {str(IPv4Network(p.ipv4, strict=False)) for p in sw.ports if p.role is PortRole.HOST and p.ipv4}
+        assert host_nets <= networks, f"{sw.name}: host /31s {sorted(host_nets - networks)} not in BGP"
+
+
 def switch_qos(sw: Switch, files: dict[str, RenderedFile]) -> SwitchQos:
     suffix, parse = PARSERS[sw.platform]
     return parse(sw, files[f"switches/{sw.name}{suffix}"].content)
@@ -188,6 +222,7 @@ def switch_qos(sw: Switch, files: dict[str, RenderedFile]) -> SwitchQos:
 def check_fabric(plan: FabricPlan, rendered: list[RenderedFile] | tuple[RenderedFile, ...]) -> None:
     """Assert the end-to-end agreement of every switch and host of a rendered fabric."""
     files = {f.path: f for f in rendered}
+    check_bgp_origins(plan, files)
     qos_of = {sw.name: switch_qos(sw, files) for sw in plan.switches}
     platform_of = {sw.name: sw.platform for sw in plan.switches}
     q = plan.qos

@@ -1,8 +1,9 @@
 """ECMP width: does each switch reach the other switches' prefixes over as many equal-cost next hops as the plan
 gives it paths?
 
-The expectation comes from the plan's BGP sessions alone. Each switch advertises its `bgp.networks` (loopback,
-a leaf pair's host subnet, a rail leaf's host /31s); a switch reaches a prefix over every one of its sessions whose
+The expectation comes from the plan's BGP sessions alone. Each switch advertises its `bgp.advertised` prefixes
+(loopback, a leaf pair's host subnet, a rail leaf's aggregate of its host /31s, which themselves stay on the leaf);
+a switch reaches a prefix over every one of its sessions whose
 peer lies one step nearer the prefix's originators, counted in eBGP hops over the planned sessions (what eBGP's
 shortest AS path and multipath over equal-length paths from different ASes — `maximum-paths` with multipath
 relax — install). A leaf so reaches a remote leaf over one path per uplink session, a spine reaches a leaf pair's
@@ -39,7 +40,7 @@ class _Sessions:
                       for sw in plan.switches}
         self.origins: dict[str, set[str]] = {}
         for sw in plan.switches:
-            for prefix in sw.bgp.networks:
+            for prefix in sw.bgp.advertised:
                 self.origins.setdefault(prefix, set()).add(sw.name)
         self._distances: dict[frozenset[str], dict[str, int]] = {}
         # per switch: verify asks once for the prefixes to read and again to check them
@@ -111,7 +112,7 @@ def planned_routes(plan: FabricPlan, sw: Switch) -> list[PlannedRoute]:
     known = sessions.planned.get(sw.name)
     if known is not None:
         return list(known)
-    own = set(sw.bgp.networks)
+    own = set(sw.bgp.networks) | set(sw.bgp.advertised)
     # Interleave originators so a capped list still covers each neighbour's paths.
     queues: dict[frozenset[str], list[str]] = {}
     for prefix, origins in sessions.origins.items():

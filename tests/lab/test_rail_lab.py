@@ -1,9 +1,11 @@
 """A rail-optimized fabric through the whole path: lab up, dry run, apply in waves (one leaf per rail and their
-hosts first), then an empty diff. EOS rail leaves, NVUE spines, hosts with one routed NIC per rail."""
+hosts first), then an empty diff and a passing verify, whose ECMP rows see each rail leaf's one summary of its
+host /31s on the spines. EOS rail leaves, NVUE spines, hosts with one routed NIC per rail."""
 
 from __future__ import annotations
 
 import copy
+import json
 import os
 import re
 import subprocess
@@ -57,3 +59,14 @@ def test_rail_fabric_whole_path(intent: Path, inventory: Path, tmp_path: Path) -
     assert after.returncode == 0, after.stdout + after.stderr
     assert after.stdout.strip().splitlines()[-1].endswith("unchanged")
     assert "would change" not in after.stdout.strip().splitlines()[-1]
+
+    verified = rocefab("verify", intent, "-i", inventory, "--json")
+    report = json.loads(verified.stdout)
+    failed = [c for c in report["checks"] if c["verdict"] == "fail"]
+    assert verified.returncode == 0 and not failed, failed
+    # The spines reach each rail leaf's host links by its one summary (4 servers: a /29), over the one link to it;
+    # the host /31s themselves never leave their leaf.
+    ecmp = {(c["device"], c["port"]): c for c in report["checks"] if c["check"] == "ecmp"}
+    summaries = [(device, prefix) for device, prefix in ecmp if prefix.startswith(("10.128.", "10.136."))]
+    assert summaries and all(prefix.endswith("/29") for _, prefix in summaries), sorted(ecmp)
+    assert all(ecmp[key]["observed"].startswith(ecmp[key]["expected"].split(" (")[0]) for key in summaries)

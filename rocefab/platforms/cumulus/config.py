@@ -158,8 +158,14 @@ def _bgp(switch: Switch) -> Tree:
         }
         if bfd is not None:
             neighbors[key]["bfd"] = dict(bfd)  # a copy each: a shared object would dump as a YAML alias
+    ipv4: Tree = {}
+    if switch.bgp.aggregates:
+        # Cumulus 5.14 "Optional BGP Configuration", Aggregate Addresses: summary-only suppresses the longer prefixes
+        # inside; the network statements below stay as the contributors FRR needs to originate the aggregate.
+        ipv4["aggregate-route"] = {a: {"summary-only": ON} for a in switch.bgp.aggregates}
     return {
         "address-family": {"ipv4-unicast": {
+            **ipv4,
             "enable": ON,
             "multipaths": {"ebgp": switch.bgp.max_paths},
             "network": {net: {} for net in switch.bgp.networks},

@@ -111,6 +111,11 @@ def _router_bgp(switch: Switch) -> s.RouterBgp:
         unnumbered=tuple(s.InterfaceNeighbor(n.interface or "", n.group, n.remote_asn) for n in unnumbered),
         ipv6_next_hop_groups=tuple(sorted({n.group for n in unnumbered})),
         networks=switch.bgp.networks,
+        # The host /31 network statements stay: they put the contributors in BGP, without which an aggregate is
+        # never originated; summary-only keeps them from the peers. `aggregate-address <prefix> summary-only` sits at
+        # router bgp level, after the neighbours (AVD eos_cli_config_gen router-bgp.j2; arista.eos.eos_bgp_global
+        # aggregate_address); Arista's own manual page was not among the stored docs.
+        aggregates=switch.bgp.aggregates,
         bfd_groups=tuple(sorted({n.group for n in switch.bgp.neighbors})) if switch.bgp.bfd else (),
     )
 

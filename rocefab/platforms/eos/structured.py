@@ -176,6 +176,7 @@ class RouterBgp:
     ipv6_next_hop_groups: tuple[str, ...]
     networks: tuple[str, ...]
     bfd_groups: tuple[str, ...] = ()  # peer groups whose sessions run BFD
+    aggregates: tuple[str, ...] = ()  # summary-only: peers receive these instead of the networks inside them
 
 
 @dataclass(frozen=True, slots=True)

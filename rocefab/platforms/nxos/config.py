@@ -172,6 +172,10 @@ def build(plan: FabricPlan, switch: Switch, target: str) -> s.NxosConfig:
         router_bgp=s.RouterBgp(
             asn=switch.bgp.asn, router_id=switch.bgp.router_id, max_paths=switch.bgp.max_paths,
             networks=switch.bgp.networks,
+            # The network statements stay as the aggregate's contributors (nothing else puts the host /31s in BGP).
+            # `aggregate-address <prefix> summary-only` under address-family ipv4 unicast, as NX-OS's running config
+            # shows it in the cisco.nxos nxos_bgp_address_family examples; Cisco's own guide was not stored.
+            aggregates=switch.bgp.aggregates,
             neighbors=tuple(s.Neighbor(n.address or "", n.remote_asn, n.description, switch.bgp.bfd is not None)
                             for n in sorted(
                 switch.bgp.neighbors, key=lambda n: tuple(int(o) for o in (n.address or "0.0.0.0").split(".")))),

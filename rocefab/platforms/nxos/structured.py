@@ -163,6 +163,7 @@ class RouterBgp:
     max_paths: int
     networks: tuple[str, ...]
     neighbors: tuple[Neighbor, ...]
+    aggregates: tuple[str, ...] = ()  # summary-only, under address-family ipv4 unicast beside the networks
 
 
 @dataclass(frozen=True, slots=True)
