@@ -8,6 +8,7 @@ Peak RSS is that of the largest process. Run from the top of the checkout:
     python bench/bench.py                       # the 128-, 1,024- and 4,096-node fabrics, 5 runs each
     python bench/bench.py --runs 3 --lab 202    # and a lab dry run of a ~200-device fabric
     python bench/bench.py --examples --lab 202  # only the lab dry run
+    python bench/bench.py --examples --pyavd 24 # only EOS rendering against pyavd (bench/eos_vs_pyavd.py)
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -57,7 +59,7 @@ def example_intent(name: str, folder: Path) -> tuple[Path, int]:
     return path, nodes
 
 
-def lab_intent(devices: int) -> dict:
+def lab_intent(devices: int) -> dict[str, Any]:
     """A mixed-vendor ToR fabric of about `devices` devices: 4 NX-OS spines, leaf pairs of 16 hosts each,
     cycling through EOS, Cumulus and NX-OS pairs."""
     pairs = max(1, (devices - 4) // 18)
@@ -85,7 +87,7 @@ def lab_intent(devices: int) -> dict:
     }
 
 
-def bench_lab(devices: int, runs: int, concurrency: int) -> list[dict]:
+def bench_lab(devices: int, runs: int, concurrency: int) -> list[dict[str, Any]]:
     """Start a lab for a ~`devices`-device fabric, then time `rocefab apply --dry-run` and `rocefab verify`
     against it. The lab is in factory state (pushing 200 devices' fake hosts takes many minutes on two cores), so
     verify reads every device and reports its checks failing: the same commands and checks as on a pushed fabric."""
@@ -150,8 +152,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--lab", type=int, default=0, help="also time a lab dry run of about this many devices")
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--pyavd", type=int, default=0, metavar="PAIRS",
+                        help="also compare EOS rendering with pyavd's on an all-EOS fabric of this many leaf pairs "
+                             "(needs the bench extra: pip install -e '.[bench]')")
     args = parser.parse_args()
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="rocefab-bench-") as tmp:
         for name in args.examples:
             path, nodes = example_intent(name, Path(tmp))
@@ -174,6 +179,15 @@ def main() -> None:
                          if files else ""), flush=True)
     if args.lab:
         rows.extend(bench_lab(args.lab, args.runs, args.concurrency))
+    if args.pyavd:
+        from eos_vs_pyavd import compare  # bench/ is on sys.path as the script's folder
+
+        row = compare(args.pyavd, max(args.runs, 5))
+        row.pop("examples")
+        print(f"EOS rendering, {row['switches']} switches: rocefab {row['rocefab']['us_per_line']} us/line, pyavd "
+              f"{row['pyavd_get_device_config']['us_per_line']} us/line: {row['ratio_per_line_best']}x per line",
+              flush=True)
+        rows.append({"stage": "eos-vs-pyavd", **row})
     print(json.dumps({"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                                   "platform": platform.platform()}, "rows": rows}, indent=1))
 
