@@ -116,6 +116,8 @@ class CliSession:
         return reply
 
     def _dispatch(self, cmd: str) -> Reply:
+        if not cmd:  # an empty line (a client looking for the prompt) gets a new prompt, in any mode, as on NX-OS
+            return Reply()
         for pattern, handler in self._exec:
             m = pattern.fullmatch(cmd)
             if m:

@@ -261,6 +261,11 @@ def test_netmiko_round_trip(lab: Lab) -> None:
         assert "spine1(config-if)#" in out and "% Invalid command at '^' marker." in out
         assert "interface Ethernet1/2\n  mtu 9000\n" in conn.send_command("show running-config")
         assert "Copy complete" in conn.save_config()
+        # an empty line is a new prompt, never an error: netmiko sends them to find the prompt before a file
+        # transfer, and an error there was read as the answer to its `dir bootflash:`
+        blank = conn.send_command_timing("", strip_prompt=False)
+        assert "spine1#" in blank and "Invalid" not in blank
+        assert " bytes free" in conn.send_command("dir bootflash:")
     finally:
         conn.disconnect()
     assert "mtu 9000" in lab.device.startup
