@@ -180,6 +180,8 @@ class _SshAuth(asyncssh.SSHServer):
 
 
 def _ssh_output(session: CliSession, line: str, reply: Reply) -> str:
+    if not line.strip():  # Enter alone: the terminal moves to a new line for the next prompt
+        return "\n"
     text = reply.text
     if reply.error and text == INVALID:  # NX-OS marks the bad word under the echoed line
         text = " " * (len(session.prompt) + len(line) - len(line.lstrip())) + "^\n" + text
