@@ -95,7 +95,7 @@ class _Out(list[str]):
     """The text so far, handed to `emit` a few thousand pieces at a time, so a plan of hundreds of megabytes
     is never held whole (nor as a list of millions of pieces)."""
 
-    def __init__(self, emit: Callable[[str], None]) -> None:
+    def __init__(self, emit: Callable[[str], object]) -> None:
         super().__init__()
         self.emit = emit
 
@@ -105,7 +105,7 @@ class _Out(list[str]):
             self.clear()
 
 
-def write_outline(value: object, emit: Callable[[str], None]) -> None:
+def write_outline(value: object, emit: Callable[[str], object]) -> None:
     """What `dumps_outline` returns, given to `emit` in pieces."""
     out = _Out(emit)
     items = _items(value)

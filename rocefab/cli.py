@@ -22,7 +22,7 @@ from rocefab.models.intent import Intent
 from rocefab.pipeline_commands import check
 from rocefab.renderers.fanout import render_to_folder
 from rocefab.renderers.headroom_rows import headroom_rows
-from rocefab.renderers.jsontext import dumps_outline
+from rocefab.renderers.jsontext import write_outline
 from rocefab.renderers.output import OutputError, source_of
 from rocefab.renderers.plan import FabricPlan, PortRole
 from rocefab.renderers.summary import bandwidth, ecn_profiles, fabric_summary
@@ -161,7 +161,7 @@ def plan(
     assert checked.plan is not None
     if as_json:
         document = {"summary": fabric_summary(checked.plan), "plan": checked.plan}
-        sys.stdout.write(dumps_outline(document))
+        write_outline(document, sys.stdout.write)  # in pieces: a 98,304-GPU plan is hundreds of megabytes
     else:
         _summary(checked.plan, devices if devices is not None else len(checked.plan.switches) <= 24)
 

@@ -186,9 +186,3 @@ def write_plan_series(plan: FabricPlan, header: list[str], emit: Callable[[str],
                 rows.clear()
         if rows:
             emit("\n".join(rows) + "\n")
-
-
-def render_plan_series(plan: FabricPlan, header: list[str]) -> str:
-    parts: list[str] = []
-    write_plan_series(plan, header, parts.append)
-    return "".join(parts)
