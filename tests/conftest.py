@@ -72,4 +72,7 @@ def example_plan(name: str) -> FabricPlan:
 def example_files(name: str) -> tuple[RenderedFile, ...]:
     checked = check_file(INTENTS / f"{name}.yaml", TEST_VERSION)
     assert checked.plan is not None, [str(f) for f in checked.findings]
-    return tuple(render_fabric(checked.plan, checked.findings))
+    # plan.json and the plan's series are streamed (StreamedFile): their `content` renders them again on every
+    # read, seconds each for the 1,024-node example, so the tests get them rendered once, as RenderedFiles.
+    return tuple(f if isinstance(f, RenderedFile) else RenderedFile(f.path, f.device, f.kind, f.content, f.executable)
+                 for f in render_fabric(checked.plan, checked.findings))
