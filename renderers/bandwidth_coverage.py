@@ -17,7 +17,7 @@ is taken per T, with what arrives at each switch of N(T) for that T.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from rocefab.renderers.record import record
 
 from rocefab.renderers.bandwidth_pairs import PerftestPair
 from rocefab.renderers.plan import FabricPlan, LinkKind
@@ -27,7 +27,7 @@ Graph = dict[str, list[tuple[str, str]]]  # per switch: (its port, the switch at
 Share = dict[str, float]  # per switch of a neighbourhood: the fraction of a node's QPs arriving there
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Coverage:
     qps: dict[Hop, float]  # expected QPs per direction of every fabric link, over all pairs
     hops: int  # directions of fabric links in the fabric (two per link)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass
+from rocefab.renderers.record import record
 from itertools import zip_longest
 
 from rocefab.renderers.natural import natural_key
@@ -35,7 +35,7 @@ MAX_QPS = 32
 NCCL_MAX_BYTES = 8 * 1024**3  # all_reduce_perf -e 8G
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RdmaPort:
     """One RDMA device as the tests see it."""
 
@@ -54,7 +54,7 @@ class RdmaPort:
         return f"{self.host}/{self.device}"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PerftestPair:
     round: int  # from 1
     number: int  # from 1, in round order
@@ -68,7 +68,7 @@ class PerftestPair:
     min_gbps: float  # percent of that line rate
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NcclRun:
     hosts: tuple[str, ...]
     node_line_rate_gbps: int  # the slowest host's RDMA ports together
@@ -77,7 +77,7 @@ class NcclRun:
     max_bytes: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BandwidthPlan:
     pairs: tuple[PerftestPair, ...]
     rounds: int

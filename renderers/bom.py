@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
-from dataclasses import dataclass
+from rocefab.renderers.record import record
 
 from rocefab.models.catalogue import PLATFORMS
 from rocefab.renderers.cabling import Connection, connections
@@ -18,7 +18,7 @@ from rocefab.renderers.natural import natural_key
 from rocefab.renderers.plan import FabricPlan
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Item:
     category: str  # switch, cable, optic
     item: str

@@ -10,7 +10,7 @@ one the plan orders.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from rocefab.renderers.record import record
 
 from rocefab.models.findings import Finding, Severity
 from rocefab.models.intent import Cabling
@@ -18,7 +18,7 @@ from rocefab.models.media import REACH_M, Medium
 from rocefab.renderers.plan import Link, Role
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class End:
     """What the medium decision needs to know of a link end."""
 

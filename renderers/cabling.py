@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass
+from rocefab.renderers.record import record
 
 from rocefab.models.media import REACH_M, Medium
 from rocefab.renderers.plan import FabricPlan, Link, SwitchPort
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Media:
     name: str  # the cabling plan's media column
     cable: str  # what is ordered per connection
@@ -40,7 +40,7 @@ SINGLE_MODE = Media("single-mode optics", "single-mode fibre, MPO-12", "single-m
 MEDIA = {Medium.COPPER: COPPER, Medium.MULTIMODE: MULTIMODE, Medium.SINGLE_MODE: SINGLE_MODE}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Connection:
     cable: str  # rows of one copper splitter share it
     link: Link

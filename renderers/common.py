@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from rocefab.renderers.record import record
 
 from rocefab.platforms.spec import PlatformSpec
 from rocefab.renderers.plan import EcnMarking, PortRole, Qos, Switch, SwitchPort
@@ -11,7 +11,7 @@ from rocefab.renderers.plan import EcnMarking, PortRole, Qos, Switch, SwitchPort
 DEFAULT_PRIORITY = 0
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EcnView:
     unit: str  # "kbytes" or "segments"
     min_threshold: int
@@ -19,7 +19,7 @@ class EcnView:
     max_mark_percent: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class QueueView:
     id: int
     strict: bool

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from rocefab.renderers.record import record
 
 
 @dataclass
@@ -35,7 +36,7 @@ class ConfigNode:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class IndentedLine:
     indent: int  # leading spaces
     text: str  # stripped

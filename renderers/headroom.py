@@ -21,14 +21,14 @@ others recommend measured headroom watermarks over any calculator: an intent's m
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from rocefab.renderers.record import record
 from functools import lru_cache
 
 PROPAGATION_NS_PER_M = 5  # light in fibre (group index ~1.47) takes 4.9 ns/m; twinax copper is faster
 RESPONSE_NS = 2000  # MAC/PHY/FEC latency at both ends and the neighbour's reaction time, see above
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Headroom:
     """The arithmetic for one port class, kept whole so `rocefab plan` and plan.json can show it."""
 

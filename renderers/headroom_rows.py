@@ -3,7 +3,7 @@ arithmetic and what the platform's config says about it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from rocefab.renderers.record import record
 
 from rocefab.renderers.plan import FabricPlan, Switch
 
@@ -11,7 +11,7 @@ RENDERED_AS = {"cable-length": "cable-length {cable} m",
                "pause-buffer": "pause buffer-size {buffer} B, pause at {pause} B", "none": "not rendered"}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class HeadroomRow:
     role: str
     platform: str

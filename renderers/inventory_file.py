@@ -8,13 +8,13 @@ platform's first; credentials never appear: the password comes from ROCEFAB_PASS
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from rocefab.renderers.record import record
 
 from rocefab.renderers.plan import FabricPlan
 from rocefab.renderers.yamltext import dump_block
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PlannedDevice:
     name: str
     kind: str  # a platform unit's name: eos, nxos, cumulus or host

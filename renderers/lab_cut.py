@@ -5,7 +5,7 @@ capped. renderers/containerlab.py writes the cut as a topology."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from rocefab.renderers.record import record
 
 from rocefab.renderers.plan import FabricPlan, Host, Link, LinkKind, Role, Switch
 
@@ -19,7 +19,7 @@ MAX_HOSTS = 2
 MAX_PARALLEL_LINKS = 2
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LabCut:
     """The devices and links a lab keeps, each tuple in plan order."""
 

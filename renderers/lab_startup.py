@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from rocefab.renderers.record import record
 from typing import Any
 
 import yaml
@@ -31,7 +31,7 @@ _LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _EDGE = r"(?<![\w/.-])", r"(?![\w/.-])"  # a name stands alone: not part of Ethernet1/10, swp1s0 or 1/1.100
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class StartupSyntax:
     """How one containerlab kind takes a rendered config as its startup config."""
 
@@ -80,7 +80,7 @@ STARTUP: dict[str, StartupSyntax] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Renaming:
     """What changes in one switch's config: its own ports (renamed or left out) and the peers it names."""
 

@@ -20,7 +20,7 @@ import shutil
 import socket
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from rocefab.renderers.record import record
 from pathlib import Path
 
 from rocefab.renderers.render import AnyFile, RenderedFile, StreamedFile
@@ -33,7 +33,7 @@ class OutputError(Exception):
     pass
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Entry:
     """A written file, as the manifest lists it."""
 
@@ -44,7 +44,7 @@ class Entry:
     lines: int = 0  # newlines in the file, for summary.md; not in the manifest
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Source:
     """What a folder was rendered from: the rocefab version and the intent file (its bytes' SHA-256)."""
 
@@ -53,7 +53,7 @@ class Source:
     intent_sha256: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Manifest:
     entries: tuple[Entry, ...]
     source: Source | None  # None for a manifest written before rocefab recorded it

@@ -10,12 +10,12 @@ racks `net001`, ... per pod, leaves before spines; super-spines fill their own n
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from rocefab.renderers.record import record
 
 from rocefab.renderers.plan import Role
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Placed:
     """What placement needs to know of a switch or server."""
 

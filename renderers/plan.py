@@ -7,7 +7,7 @@ to JSON (`rocefab plan --json`) so operators and other tools can consume the sam
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from rocefab.renderers.record import record
 from enum import StrEnum
 from ipaddress import IPv4Network
 
@@ -32,13 +32,13 @@ class LinkKind(StrEnum):
     PEER_LINK = "peer-link"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Endpoint:
     device: str
     port: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Link:
     kind: LinkKind
     a: Endpoint  # the switch side for host links; the leaf side for fabric links
@@ -48,7 +48,7 @@ class Link:
     length_m: int = 0  # the cable's length as the intent gives or estimates it, for PFC headroom
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Breakout:
     """A front-panel cage split into `factor` children of `child_speed_gbps` each."""
 
@@ -60,7 +60,7 @@ class Breakout:
     children: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SwitchPort:
     name: str
     cage: int
@@ -75,7 +75,7 @@ class SwitchPort:
     lag: str | None = None  # name of the LAG this port is a member of
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Lag:
     name: str  # platform interface name: Port-Channel1, port-channel1, bond1, peerlink
     number: int
@@ -88,7 +88,7 @@ class Lag:
     host_bond: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Svi:
     vlan: int
     name: str
@@ -98,7 +98,7 @@ class Svi:
     peer_link: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BgpNeighbor:
     peer_device: str
     remote_asn: int
@@ -108,14 +108,14 @@ class BgpNeighbor:
     address: str | None = None  # numbered: the peer's address
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BfdTimers:
     interval_ms: int
     min_rx_ms: int
     multiplier: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EcnMarking:
     """ECN marking on the RoCE queue of one switch: the intent's, or its ASIC family's published profile."""
 
@@ -126,7 +126,7 @@ class EcnMarking:
     source: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LoadBalancing:
     fields: tuple[str, ...]  # what ECMP hashes on: source-ip, destination-ip, ip-protocol, source-port, ...
     rotate: int | None  # NX-OS hash rotation of this switch's tier (None: the platform's own)
@@ -134,7 +134,7 @@ class LoadBalancing:
     adaptive_routing_requested: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Bgp:
     asn: int
     router_id: str
@@ -161,7 +161,7 @@ class Bgp:
         return kept + self.aggregates
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Mlag:
     kind: str  # "mlag" or "vpc"
     domain_id: int
@@ -180,14 +180,14 @@ class Mlag:
     keepalive_destination: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Management:
     interface: str
     ipv4: str
     gateway: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Switch:
     name: str
     role: Role
@@ -218,14 +218,14 @@ class Switch:
     ecn: EcnMarking | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class HostPort:
     netdev: str
     switch: str
     port: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class HostBond:
     name: str
     members: tuple[HostPort, HostPort]
@@ -246,7 +246,7 @@ class HostBond:
         return self.ipv4.split("/")[0]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class HostNic:
     """A single-port NIC routed to its own leaf (rail-optimized): a /31 with the leaf, no bond."""
 
@@ -268,7 +268,7 @@ class HostNic:
         return self.ipv4.split("/")[0]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Host:
     name: str
     pair: str | None
@@ -282,7 +282,7 @@ class Host:
         return tuple(b.rdma_device for b in self.bonds) + tuple(n.rdma_device for n in self.nics)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Qos:
     trust: str
     roce_dscp: int
@@ -317,14 +317,14 @@ class Qos:
         return tuple(1 if p in self.lossless_priorities else 0 for p in range(8))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Vlan:
     id: int
     name: str
     subnet: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class HostProfile:
     mtu_bytes: int
     rx_ring: int
@@ -332,7 +332,7 @@ class HostProfile:
     nccl_env: tuple[tuple[str, str], ...]  # without NCCL_IB_HCA, which is per host
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Operations:
     """The intent's alert thresholds and bandwidth targets (models/operations.py), as the renderers read them."""
 
@@ -349,7 +349,7 @@ class Operations:
     allreduce_busbw_percent_of_line_rate: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Source:
     """Where the plan came from, printed in every generated file's header."""
 
@@ -360,7 +360,7 @@ class Source:
     rocefab_version: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FabricPlan:
     source: Source
     qos: Qos

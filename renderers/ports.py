@@ -5,6 +5,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from rocefab.renderers.record import record
 
 from rocefab.models.catalogue import CageGroup, SwitchModel
 from rocefab.renderers.plan import Breakout
@@ -21,7 +22,7 @@ class AllocationError(Exception):
         self.path = path  # the intent field that asked for it, when the caller knows
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Port:
     name: str
     cage: int

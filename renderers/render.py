@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from rocefab.renderers.record import record
 
 from rocefab.models.catalogue import lookup_model
 from rocefab.models.findings import Finding
@@ -22,7 +22,7 @@ from rocefab.renderers.summary import fabric_summary, summary_to_json
 from rocefab.renderers.summary_markdown import SUMMARY_MD, render_summary_markdown
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RenderedFile:
     path: str  # relative to the output folder, '/'-separated
     device: str  # device name, or "fabric" for fabric-wide artifacts
@@ -34,7 +34,7 @@ class RenderedFile:
 Emit = Callable[[str], None]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class StreamedFile:
     """A file too large to hold whole (plan.json and the plan's series of a 98,304-GPU fabric are hundreds of
     megabytes each): `write` hands its text to an emit function piece by piece, and the writer hashes and

@@ -7,12 +7,12 @@ VRF its management address lives in (the default VRF when the intent has no mana
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from rocefab.renderers.record import record
 
 from rocefab.models.services import Services
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RawLines:
     """Lines rocefab does not model, per role of the switch in the plan (models/resolve.Role values)."""
 
@@ -25,7 +25,7 @@ class RawLines:
         return lines
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SiteServices:
     ntp_servers: tuple[str, ...]  # the first is preferred
     syslog_servers: tuple[str, ...]

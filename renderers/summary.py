@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from rocefab.renderers.record import record
 from fractions import Fraction
 
 from rocefab.renderers.jsontext import dumps_outline
 from rocefab.renderers.plan import FabricPlan, LinkKind, PortRole, Switch
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Bandwidth:
     down_gbps: int  # towards hosts (leaves) or leaves (spines)
     up_gbps: int  # towards spines (leaves)
@@ -34,7 +34,7 @@ def bandwidth(switch: Switch) -> Bandwidth:
     return Bandwidth(down, up)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TierSummary:
     role: str
     models: tuple[str, ...]
@@ -45,14 +45,14 @@ class TierSummary:
     oversubscription: str  # the worst switch of the tier
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CableCount:
     kind: str
     speed_gbps: int
     count: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FabricSummary:
     fabric: str
     hosts: int

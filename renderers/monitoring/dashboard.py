@@ -5,7 +5,7 @@ rules of rules.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from rocefab.renderers.record import record
 
 from grafana_foundation_sdk.builders import stat, timeseries
 from grafana_foundation_sdk.builders.dashboard import (
@@ -29,7 +29,7 @@ RATE = "$__rate_interval"
 TIER = f"on (device, port) group_left (tier) {PORT_INFO}"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Query:
     expr: str
     legend: str

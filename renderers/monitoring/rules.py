@@ -9,7 +9,7 @@ retransmissions above 0.01 % of packets sent). Every alert has a promtool unit t
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from rocefab.renderers.record import record
 from typing import Any
 
 from rocefab.renderers.monitoring import exporters as x
@@ -30,7 +30,7 @@ def baseline_offset_s(ops: Operations) -> int:
     return (-(-(ops.rate_window_s + ops.for_s) // 60) + 5) * 60
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Alert:
     name: str
     expr: str
@@ -42,7 +42,7 @@ class Alert:
     needs: str = ""  # what the plan must have for the alert to mean anything: "bgp", "uplinks", "lossless"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Record:
     """A recording rule: a signal several counters make up, summed once so the alerts (and a baseline over
     time) read one series."""

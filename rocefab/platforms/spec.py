@@ -6,10 +6,10 @@ unnumbered works, which qos-group is served strictly) instead of testing a platf
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 
 from rocefab.platforms.telemetry import SwitchTelemetry
+from rocefab.renderers.record import record
 
 
 class Multihoming(StrEnum):
@@ -17,7 +17,7 @@ class Multihoming(StrEnum):
     VPC = "vpc"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PlatformSpec:
     """What one network operating system accepts, for the release rocefab's templates target."""
 

@@ -3,13 +3,13 @@ its platform unit declares and the monitoring renderers read (renderers/monitori
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from rocefab.renderers.record import record
 
 # openconfig-qos egress queue counters: /qos/interfaces/interface[interface-id]/output/queues/queue[name]/state
 QUEUES = "/qos/interfaces/interface/output/queues/queue/state"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SwitchTelemetry:
     """One NOS's queue, PFC and watchdog counters (None: it has no gNMI path for that signal rocefab knows of,
     and the NIC counters of the hosts attached to it are what watches it)."""

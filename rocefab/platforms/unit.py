@@ -13,10 +13,10 @@ when first called, so `rocefab render` does not pay for `rocefab apply`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rocefab.platforms.spec import PlatformSpec
+from rocefab.renderers.record import record
 
 if TYPE_CHECKING:
     from rocefab.deploy.session import DeviceSession
@@ -40,7 +40,7 @@ StructuredBuilder = Callable[["FabricPlan", Any, str], Any]
 EmulatorFactory = Callable[[Any, Any, str, Any], Any]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ContainerlabNode:
     """How a containerlab topology stands the device in: its kind, image repository (switches: tagged
     with the plan's release), a note for the reader, and its container interface names."""
@@ -54,7 +54,7 @@ class ContainerlabNode:
     interfaces_note: str  # that naming, in words, for the topology file's header
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DiagramStyle:
     fill: str
     stroke: str
@@ -62,7 +62,7 @@ class DiagramStyle:
     legend: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DeviceUnit:
     key: str  # the plan's platform and the inventory's device kind: "eos", "nxos", "cumulus", "host"
     display_name: str

@@ -20,18 +20,17 @@ never locks anyone out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from rocefab.renderers.record import record
 from rocefab.renderers.services import SiteServices
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NtpServer:
     host: str
     prefer: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EosServices:
     vrf: str | None  # None: the default VRF (EOS omits `vrf default`)
     ntp_servers: tuple[NtpServer, ...]

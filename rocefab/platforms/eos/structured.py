@@ -7,15 +7,15 @@ object dumps to JSON (`dataclasses.asdict`), which is how the golden tests read 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from rocefab.renderers.record import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ManagementApi:
     vrf: str | None  # eAPI also listens in the management VRF
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ManagementApiGnmi:
     """The gNMI server: one gRPC transport, on EOS's default port (not printed, as EOS hides it)."""
 
@@ -23,7 +23,7 @@ class ManagementApiGnmi:
     vrf: str | None  # None: the default VRF, where eAPI listens too when there is no management VRF
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Ecn:
     unit: str  # "kbytes" or "segments", as `random-detect ecn` takes them
     min_threshold: int
@@ -31,7 +31,7 @@ class Ecn:
     max_mark_percent: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TxQueue:
     id: int
     strict: bool
@@ -39,7 +39,7 @@ class TxQueue:
     ecn: Ecn | None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class QosProfile:
     name: str
     pfc_priorities: tuple[int, ...]
@@ -48,19 +48,19 @@ class QosProfile:
     queues: tuple[TxQueue, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SpanningTree:
     disabled_vlans: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Vlan:
     id: int
     name: str
     trunk_group: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PortChannelInterface:
     name: str
     description: str
@@ -70,7 +70,7 @@ class PortChannelInterface:
     edge: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EthernetInterface:
     name: str
     description: str
@@ -84,19 +84,19 @@ class EthernetInterface:
     service_profile: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LoopbackInterface:
     ipv4: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ManagementInterface:
     name: str
     vrf: str
     ipv4: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class VlanInterface:
     vlan: int
     description: str
@@ -106,13 +106,13 @@ class VlanInterface:
     virtual_ipv4: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class IpRouting:
     ipv6_interfaces: bool  # IPv4 over IPv6 link-local next hops (RFC 8950), for BGP unnumbered
     no_routing_vrf: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class MlagConfiguration:
     domain_id: str
     peer_vlan: int
@@ -124,33 +124,33 @@ class MlagConfiguration:
     reload_delay_non_mlag_s: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class StaticRoute:
     vrf: str
     prefix: str
     next_hop: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DscpMap:
     dscps: str  # space-separated, as EOS takes them
     traffic_class: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PfcWatchdogDefaults:
     timeout_s: str
     recovery_s: str
     polling_s: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Qos:
     dscp_maps: tuple[DscpMap, ...]
     watchdog: PfcWatchdogDefaults | None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NumberedNeighbor:
     address: str
     group: str
@@ -158,14 +158,14 @@ class NumberedNeighbor:
     description: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class InterfaceNeighbor:
     interface: str
     group: str
     remote_asn: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RouterBgp:
     asn: int
     router_id: str
@@ -179,7 +179,7 @@ class RouterBgp:
     aggregates: tuple[str, ...] = ()  # summary-only: peers receive these instead of the networks inside them
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RouterBfd:
     """Global BFD timers, rendered only where they differ from EOS's."""
 
@@ -188,7 +188,7 @@ class RouterBfd:
     multiplier: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EosConfig:
     """The sections in the order EOS prints them (and templates/eos/eos.j2 includes them)."""
 

@@ -3,15 +3,16 @@ systemd unit that re-runs the script at boot; plus the read-only preflight scrip
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import fields
 
 from rocefab.platforms.host import TARGET, preflight
 from rocefab.platforms.unit import UnitFile
 from rocefab.renderers.plan import FabricPlan, Host, HostBond, HostNic
+from rocefab.renderers.record import record
 from rocefab.renderers.templating import header_lines, render
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class HostConfig:
     """Everything the host's two files print; `build` decides it from the plan."""
 

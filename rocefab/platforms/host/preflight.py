@@ -9,15 +9,16 @@ compares, and changes nothing on the host.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Literal
 
 from rocefab.platforms.host import TARGET
 from rocefab.renderers.plan import FabricPlan, Host
+from rocefab.renderers.record import record
 from rocefab.renderers.templating import header_lines, render
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PlannedNetdev:
     """One netdev the fabric plans on this host, and what the preflight expects of it."""
 
@@ -28,7 +29,7 @@ class PlannedNetdev:
     address: str  # the IPv4 address (no prefix) its RoCE v2 GID must carry; "" for a bond's ports
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PreflightConfig:
     header: tuple[str, ...]
     host: str

@@ -22,8 +22,7 @@ Syntax (NX-OS 10.x):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from rocefab.renderers.record import record
 from rocefab.renderers.services import SiteServices
 
 TACACS_GROUP = "ROCEFAB-TACACS"
@@ -32,13 +31,13 @@ SYSLOG_SEVERITY = 5  # notifications
 BANNER_DELIMITER = "^"  # models/services.py refuses it in banner text
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NtpServer:
     host: str
     prefer: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NxosServices:
     vrf: str | None  # `management`, or None for the default VRF
     ntp_servers: tuple[NtpServer, ...]

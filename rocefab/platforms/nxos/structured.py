@@ -7,10 +7,10 @@ templates print these objects as they are; `dataclasses.asdict` dumps them for t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from rocefab.renderers.record import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Features:
     vpc_pair: bool  # interface-vlan, hsrp, lacp and vpc, for a vPC leaf pair
     bfd: bool = False
@@ -19,27 +19,27 @@ class Features:
     grpc: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Breakout:
     cage: int
     map: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class QosClass:
     name: str
     dscps: str  # comma-separated, as `match dscp` takes them
     qos_group: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Ecn:
     min_kbytes: int
     max_kbytes: int
     max_mark_percent: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class QueuingClass:
     name: str
     strict: bool
@@ -47,14 +47,14 @@ class QueuingClass:
     ecn: Ecn | None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NetworkQosClass:
     name: str
     mtu: int
     pause_cos: int | None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PauseBuffer:
     """The no-drop class's ingress buffer (bytes): pause sent at `pause_threshold`, the rest up to `buffer_size`
     is the headroom that absorbs what is still on the cable, and traffic resumes below `resume_threshold`."""
@@ -66,7 +66,7 @@ class PauseBuffer:
     why: str  # the headroom arithmetic, printed as a comment
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Qos:
     classify_policy: str
     queuing_policy: str
@@ -78,18 +78,18 @@ class Qos:
     pause_buffers: tuple[PauseBuffer, ...] = ()  # only where cables are longer than Cisco's 100 m
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Vlan:
     id: int
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class VrfManagement:
     default_gateway: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class VpcDomain:
     domain_id: int
     role_priority: int
@@ -98,7 +98,7 @@ class VpcDomain:
     keepalive_vrf: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class VlanInterface:
     vlan: int
     description: str
@@ -107,7 +107,7 @@ class VlanInterface:
     virtual_ipv4: str | None  # HSRP group address
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PortChannelInterface:
     name: str
     description: str
@@ -120,7 +120,7 @@ class PortChannelInterface:
     classify_policy: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EthernetInterface:
     name: str
     description: str
@@ -138,17 +138,17 @@ class EthernetInterface:
     bfd_timers: tuple[int, int, int] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ManagementInterface:
     ipv4: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LoopbackInterface:
     ipv4: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Neighbor:
     address: str
     remote_asn: int
@@ -156,7 +156,7 @@ class Neighbor:
     bfd: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RouterBgp:
     asn: int
     router_id: str
@@ -166,7 +166,7 @@ class RouterBgp:
     aggregates: tuple[str, ...] = ()  # summary-only, under address-family ipv4 unicast beside the networks
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NxosConfig:
     """The sections in the order NX-OS prints them (and templates/nxos/nxos.j2 includes them)."""
 
