@@ -66,6 +66,14 @@ def _key(key: str | int | bool) -> str:
     return text
 
 
+def yaml_key(key: str | int | bool) -> str:
+    """`key` as this writer prints a mapping key."""
+    return _KEYS.get(key) or _key(key)
+
+
+yaml_string = _string  # a string as this writer prints it, quoted as PyYAML would
+
+
 def _inline(value: object) -> str | None:
     """The text after `key:` or `- ` when the value fits on that line, else None."""
     if isinstance(value, dict):

@@ -7,9 +7,13 @@ from typing import Any
 
 import pytest
 from conftest import EXAMPLES, example_files
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rocefab.models.loader import load_yaml12
-from rocefab.platforms.cumulus.config import nv_set_commands
+from rocefab.platforms.cumulus.config import _quote, nv_set_commands
+from rocefab.platforms.cumulus.document_text import set_document_text
+from rocefab.renderers.yamltext import dump_block
 
 CUMULUS = [(name, f.device) for name in EXAMPLES for f in example_files(name) if f.kind == "nvue-yaml"]
 
@@ -56,3 +60,31 @@ def test_on_stays_a_string_in_yaml() -> None:
     name, device = CUMULUS[0]
     text = {f.path: f.content for f in example_files(name)}[f"switches/{device}.nvue.yaml"]
     assert "enable: 'on'" in text and "enable: on" not in text
+
+
+_TOKENS = st.sampled_from(["swp1", "on", "off", "yes", "10.0.0.1/32", "a b", "x:y", "#", "", "9216", "it's", "é"])
+_TREES = st.recursive(
+    st.one_of(_TOKENS, st.integers(min_value=-5, max_value=70000)),
+    lambda children: st.dictionaries(st.one_of(_TOKENS, st.integers(0, 4096)), children, max_size=4),
+    max_leaves=40,
+)
+
+
+@given(st.dictionaries(_TOKENS, _TREES, min_size=1, max_size=5))
+def test_one_walk_prints_what_the_two_walkers_print(tree: dict[Any, Any]) -> None:
+    """The switch configs are printed in one walk (document_text); its text must be the general walkers'."""
+    try:
+        expected: tuple[str, list[str]] | None = (dump_block([{"set": tree}]), nv_set_commands(tree))
+    except ValueError:
+        expected = None  # a key no configuration may have: the one walk refuses it too
+    if expected is None:
+        with pytest.raises(ValueError):
+            set_document_text(tree, "nv set", _quote)
+    else:
+        assert set_document_text(tree, "nv set", _quote) == expected
+
+
+def test_one_walk_leaves_other_values_to_the_general_walkers() -> None:
+    assert set_document_text({"a": {"b": True}}, "nv set", _quote) is None
+    assert set_document_text({"a": [1]}, "nv set", _quote) is None
+    assert set_document_text({}, "nv set", _quote) is None

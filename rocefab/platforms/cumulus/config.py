@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from rocefab.platforms.cumulus import SPEC
+from rocefab.platforms.cumulus.document_text import set_document_text
 from rocefab.platforms.cumulus.services import apply_raw, services_tree
 from rocefab.platforms.unit import UnitFile
 from rocefab.renderers.common import adaptive_routing_port, egress_queues, explicit_dscp_map, unused_children
@@ -274,8 +275,11 @@ def render_switch(plan: FabricPlan, switch: Switch, target: str) -> list[UnitFil
     # The intent's raw lines for this role, last: applied to the document `nv config replace` takes, and printed
     # as given after the commands, where running the file in order has the same effect.
     raw_lines = plan.services.raw(SPEC.key, switch.role.value) if plan.services else ()
-    body = dump_block([{"set": apply_raw(document, raw_lines)}])
+    both = None if raw_lines else set_document_text(document, "nv set", _quote)
+    if both is None:
+        body, lines = dump_block([{"set": apply_raw(document, raw_lines)}]), nv_set_commands(document)
+    else:
+        body, lines = both
     yaml_text = "".join(f"# {line}\n" for line in header) + body
-    commands = render("cumulus/nv-set.j2", header=header, commands="\n".join(nv_set_commands(document)),
-                      raw_lines=raw_lines)
+    commands = render("cumulus/nv-set.j2", header=header, commands="\n".join(lines), raw_lines=raw_lines)
     return [UnitFile(".nvue.yaml", "nvue-yaml", yaml_text), UnitFile(".nv-set.txt", "nvue-commands", commands)]
