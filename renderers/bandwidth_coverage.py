@@ -17,10 +17,10 @@ is taken per T, with what arrives at each switch of N(T) for that T.
 from __future__ import annotations
 
 from collections import deque
-from rocefab.renderers.record import record
 
 from rocefab.renderers.bandwidth_pairs import PerftestPair
 from rocefab.renderers.plan import FabricPlan, LinkKind
+from rocefab.renderers.record import record
 
 Hop = tuple[str, str, str]  # from device, its port, to device: one direction of one cable
 Graph = dict[str, list[tuple[str, str]]]  # per switch: (its port, the switch at the other end) per fabric link

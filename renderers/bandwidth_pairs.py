@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from rocefab.renderers.record import record
 from itertools import zip_longest
 
 from rocefab.renderers.natural import natural_key
 from rocefab.renderers.plan import FabricPlan, Host, LinkKind, Switch
+from rocefab.renderers.record import record
 
 PERFTEST_BASE_PORT = 18515  # perftest's own default; a host's n-th RDMA device serves on base + n
 DURATION_S = 10

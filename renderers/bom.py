@@ -10,12 +10,12 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
-from rocefab.renderers.record import record
 
 from rocefab.models.catalogue import PLATFORMS
 from rocefab.renderers.cabling import Connection, connections
 from rocefab.renderers.natural import natural_key
 from rocefab.renderers.plan import FabricPlan
+from rocefab.renderers.record import record
 
 
 @record

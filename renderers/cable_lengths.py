@@ -10,12 +10,12 @@ one the plan orders.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from rocefab.renderers.record import record
 
 from rocefab.models.findings import Finding, Severity
 from rocefab.models.intent import Cabling
 from rocefab.models.media import REACH_M, Medium
 from rocefab.renderers.plan import Link, Role
+from rocefab.renderers.record import record
 
 
 @record

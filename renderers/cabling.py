@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import csv
 import io
-from rocefab.renderers.record import record
 
 from rocefab.models.media import REACH_M, Medium
 from rocefab.renderers.plan import FabricPlan, Link, SwitchPort
+from rocefab.renderers.record import record
 
 
 @record

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from rocefab.renderers.record import record
-
 from rocefab.platforms.spec import PlatformSpec
 from rocefab.renderers.plan import EcnMarking, PortRole, Qos, Switch, SwitchPort
+from rocefab.renderers.record import record
 
 # Priority 0 / traffic class 0 carries everything that is neither RoCE nor CNP.
 DEFAULT_PRIORITY = 0

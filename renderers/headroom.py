@@ -21,8 +21,9 @@ others recommend measured headroom watermarks over any calculator: an intent's m
 from __future__ import annotations
 
 import math
-from rocefab.renderers.record import record
 from functools import lru_cache
+
+from rocefab.renderers.record import record
 
 PROPAGATION_NS_PER_M = 5  # light in fibre (group index ~1.47) takes 4.9 ns/m; twinax copper is faster
 RESPONSE_NS = 2000  # MAC/PHY/FEC latency at both ends and the neighbour's reaction time, see above

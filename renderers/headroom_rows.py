@@ -3,9 +3,8 @@ arithmetic and what the platform's config says about it."""
 
 from __future__ import annotations
 
-from rocefab.renderers.record import record
-
 from rocefab.renderers.plan import FabricPlan, Switch
+from rocefab.renderers.record import record
 
 RENDERED_AS = {"cable-length": "cable-length {cable} m",
                "pause-buffer": "pause buffer-size {buffer} B, pause at {pause} B", "none": "not rendered"}

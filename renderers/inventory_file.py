@@ -8,9 +8,8 @@ platform's first; credentials never appear: the password comes from ROCEFAB_PASS
 
 from __future__ import annotations
 
-from rocefab.renderers.record import record
-
 from rocefab.renderers.plan import FabricPlan
+from rocefab.renderers.record import record
 from rocefab.renderers.yamltext import dump_block
 
 

@@ -5,9 +5,9 @@ capped. renderers/containerlab.py writes the cut as a topology."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from rocefab.renderers.record import record
 
 from rocefab.renderers.plan import FabricPlan, Host, Link, LinkKind, Role, Switch
+from rocefab.renderers.record import record
 
 MAX_SUPERSPINES = 2
 MAX_SPINES = 2

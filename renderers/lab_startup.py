@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from rocefab.renderers.record import record
 from typing import Any
 
 import yaml
 
+from rocefab.renderers.record import record
 from rocefab.renderers.yamltext import dump_block
 
 # The configs rocefab itself rendered, read back as safe_load reads them (YAML 1.1 scalars, as the renaming

@@ -20,9 +20,9 @@ import shutil
 import socket
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
-from rocefab.renderers.record import record
 from pathlib import Path
 
+from rocefab.renderers.record import record
 from rocefab.renderers.render import AnyFile, RenderedFile, StreamedFile
 
 MANIFEST = "manifest.json"

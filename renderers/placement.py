@@ -10,9 +10,9 @@ racks `net001`, ... per pod, leaves before spines; super-spines fill their own n
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from rocefab.renderers.record import record
 
 from rocefab.renderers.plan import Role
+from rocefab.renderers.record import record
 
 
 @record

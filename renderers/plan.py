@@ -7,13 +7,13 @@ to JSON (`rocefab plan --json`) so operators and other tools can consume the sam
 from __future__ import annotations
 
 from collections.abc import Callable
-from rocefab.renderers.record import record
 from enum import StrEnum
 from ipaddress import IPv4Network
 
 from rocefab.models.resolve import Role
 from rocefab.renderers.headroom import Headroom
 from rocefab.renderers.jsontext import dumps_outline, write_outline
+from rocefab.renderers.record import record
 from rocefab.renderers.services import SiteServices
 
 __all__ = ["Role"]  # the tiers, as the resolution names them; the plan's other types are defined here

@@ -5,10 +5,10 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from rocefab.renderers.record import record
 
 from rocefab.models.catalogue import CageGroup, SwitchModel
 from rocefab.renderers.plan import Breakout
+from rocefab.renderers.record import record
 
 
 class AllocationError(Exception):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from rocefab.renderers.record import record
 
 from rocefab.models.catalogue import lookup_model
 from rocefab.models.findings import Finding
@@ -18,6 +17,7 @@ from rocefab.renderers.diagram import render_topology_svg
 from rocefab.renderers.inventory_file import render_inventory
 from rocefab.renderers.monitoring import render_monitoring
 from rocefab.renderers.plan import FabricPlan, Host, Switch, write_plan_json
+from rocefab.renderers.record import record
 from rocefab.renderers.summary import fabric_summary, summary_to_json
 from rocefab.renderers.summary_markdown import SUMMARY_MD, render_summary_markdown
 

@@ -7,9 +7,8 @@ VRF its management address lives in (the default VRF when the intent has no mana
 
 from __future__ import annotations
 
-from rocefab.renderers.record import record
-
 from rocefab.models.services import Services
+from rocefab.renderers.record import record
 
 
 @record

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from rocefab.renderers.record import record
 from fractions import Fraction
 
 from rocefab.renderers.jsontext import dumps_outline
 from rocefab.renderers.plan import FabricPlan, LinkKind, PortRole, Switch
+from rocefab.renderers.record import record
 
 
 @record

@@ -5,8 +5,6 @@ rules of rules.py)."""
 
 from __future__ import annotations
 
-from rocefab.renderers.record import record
-
 from grafana_foundation_sdk.builders import stat, timeseries
 from grafana_foundation_sdk.builders.dashboard import (
     Dashboard,
@@ -23,6 +21,7 @@ from rocefab.renderers.monitoring import exporters as x
 from rocefab.renderers.monitoring import rules as r
 from rocefab.renderers.monitoring.plan_series import LOSSLESS_QUEUE, PORT_INFO, PORT_SPEED
 from rocefab.renderers.plan import FabricPlan
+from rocefab.renderers.record import record
 
 DATASOURCE = DataSourceRef(type_val="prometheus", uid="${datasource}")
 RATE = "$__rate_interval"

@@ -9,7 +9,6 @@ retransmissions above 0.01 % of packets sent). Every alert has a promtool unit t
 from __future__ import annotations
 
 from collections.abc import Callable
-from rocefab.renderers.record import record
 from typing import Any
 
 from rocefab.renderers.monitoring import exporters as x
@@ -22,6 +21,7 @@ from rocefab.renderers.monitoring.plan_series import (
     TIER_RANK,
 )
 from rocefab.renderers.plan import FabricPlan, Operations
+from rocefab.renderers.record import record
 
 PLACE = "peer, peer_port, tier, pod, rail"
 def baseline_offset_s(ops: Operations) -> int:
