@@ -34,8 +34,30 @@ class Port:
 @dataclass(slots=True)
 class _SplitCage:
     speed_gbps: int
-    children: list[Port]
+    children: tuple[Port, ...]
     next_index: int = 0
+
+
+# (id of the model, cage, child speed) -> (the model, the cage's child ports, its breakout). Ports and breakouts are
+# immutable and the same on every switch of a model, so a fabric of 4,096 switches names each lane once; the model
+# is kept in the entry so its id cannot be reused by another.
+_LANES: dict[tuple[int, int, int], tuple[SwitchModel, tuple[Port, ...], Breakout]] = {}
+
+
+def _lanes(model: SwitchModel, group: CageGroup, cage: int, speed_gbps: int) -> tuple[tuple[Port, ...], Breakout]:
+    key = (id(model), cage, speed_gbps)
+    known = _LANES.get(key)
+    if known is not None and known[0] is model:
+        return known[1], known[2]
+    spec = model.spec
+    factor = group.speed_gbps // speed_gbps
+    lanes = group.lanes // factor
+    children = tuple(Port(spec.child_name(cage, i, lanes), cage, speed_gbps, lanes, broken_out=True)
+                     for i in range(factor))
+    breakout = Breakout(cage, spec.port_name(cage), factor, speed_gbps, lanes, tuple(c.name for c in children))
+    if len(_LANES) < 65536:
+        _LANES[key] = (model, children, breakout)
+    return children, breakout
 
 
 @dataclass(slots=True)
@@ -123,9 +145,18 @@ class PortAllocator:
         index = self._cursor.get(key)
         if index is None:
             index = bisect_left(self._ascending, first)
-        while index < len(self._ascending):
-            cage = self._ascending[index]
-            if self.free_capacity(cage, speed_gbps):
+        ascending = self._ascending
+        while index < len(ascending):
+            cage = ascending[index]
+            split = self._split.get(cage)
+            if split is not None:
+                # the next lane of a cage already broken out: most calls on a broken-out switch end here
+                if split.speed_gbps == speed_gbps and split.next_index < len(split.children):
+                    self._cursor[key] = index
+                    port = split.children[split.next_index]
+                    split.next_index += 1
+                    return port
+            elif self.free_capacity(cage, speed_gbps):
                 self._cursor[key] = index
                 return self._take_one(cage, speed_gbps, purpose)
             index += 1
@@ -153,23 +184,15 @@ class PortAllocator:
     def _take_one(self, cage: int, speed_gbps: int, purpose: str) -> Port:
         group = self._groups.get(cage)
         assert group is not None
-        spec = self.model.spec
         if speed_gbps == group.speed_gbps:
             self._whole[cage] = purpose
-            return Port(spec.port_name(cage), cage, speed_gbps, group.lanes, broken_out=False)
+            return Port(self.model.spec.port_name(cage), cage, speed_gbps, group.lanes, broken_out=False)
         split = self._split.get(cage)
         if split is None:
-            factor = group.speed_gbps // speed_gbps
-            lanes = group.lanes // factor
-            children = [
-                Port(spec.child_name(cage, i, lanes), cage, speed_gbps, lanes, broken_out=True)
-                for i in range(factor)
-            ]
+            children, breakout = _lanes(self.model, group, cage, speed_gbps)
             split = self._split[cage] = _SplitCage(speed_gbps, children)
             self._split_purpose[cage] = purpose
-            self.breakouts.append(
-                Breakout(cage, spec.port_name(cage), factor, speed_gbps, lanes, tuple(c.name for c in children))
-            )
+            self.breakouts.append(breakout)
         port = split.children[split.next_index]
         split.next_index += 1
         return port
