@@ -51,7 +51,11 @@ def _escape(value: str) -> str:
 
 
 def exposition_line(series: Series) -> str:
-    return _FORMAT[series.name] % (*map(_escape, series.values), series.value)
+    values = series.values
+    joined = "".join(values)  # one test of all the values: a name or an address needs no escaping
+    if "\\" in joined or '"' in joined or "\n" in joined:
+        values = tuple(map(_escape, values))
+    return _FORMAT[series.name] % (*values, series.value)
 
 
 def _placement(pod: int | None, rail: int | None) -> tuple[str, str]:
@@ -70,9 +74,11 @@ def _direction(sw: Switch, peer: str, roles: dict[str, Role]) -> str:
 
 def _switch_ports(plan: FabricPlan, sw: Switch, roles: dict[str, Role]) -> Iterator[Series]:
     pod, rail = _placement(sw.pod, sw.rail)
+    name, tier = sw.name, sw.role.value
     for port in sw.ports:
-        yield Series(PORT_INFO, (sw.name, port.name, port.peer.device, port.peer.port, sw.role.value,
-                                 port.role.value, oc_speed(port.speed_gbps), pod, rail), 1)
+        # port.role is a StrEnum, a str whose text is its value (cheaper than asking for .value per port)
+        yield Series(PORT_INFO, (name, port.name, port.peer.device, port.peer.port, tier, port.role,
+                                 oc_speed(port.speed_gbps), pod, rail), 1)
 
 
 def _switch_speeds(plan: FabricPlan, sw: Switch, roles: dict[str, Role]) -> Iterator[Series]:
@@ -82,9 +88,10 @@ def _switch_speeds(plan: FabricPlan, sw: Switch, roles: dict[str, Role]) -> Iter
 
 def _sessions(plan: FabricPlan, sw: Switch, roles: dict[str, Role]) -> Iterator[Series]:
     pod, rail = _placement(sw.pod, sw.rail)
+    name, tier = sw.name, sw.role.value
     for n in sw.bgp.neighbors:
-        yield Series(BGP_SESSION, (sw.name, n.address or n.interface or "", n.peer_device,
-                                   _direction(sw, n.peer_device, roles), sw.role.value, pod, rail), 1)
+        yield Series(BGP_SESSION, (name, n.address or n.interface or "", n.peer_device,
+                                   _direction(sw, n.peer_device, roles), tier, pod, rail), 1)
 
 
 def _ecmp(plan: FabricPlan, sw: Switch, roles: dict[str, Role]) -> Iterator[Series]:
