@@ -28,6 +28,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         autoescape=False,
+        auto_reload=False,  # templates do not change while rocefab runs: no stat of each file per device
     )
     env.filters["shell_quote"] = shlex.quote
     return env

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from ipaddress import IPv4Network
+from typing import Any
 
 from rocefab.models.loader import load_yaml12
 from rocefab.renderers.configtext import parse_indented
@@ -17,6 +19,12 @@ from rocefab.renderers.render import RenderedFile
 # group 7, and a priority numbered 7 takes the CNP priority's group instead. Written here, not imported from
 # the renderer, so the test does not share the code it checks.
 NXOS_STRICT_GROUP = 7
+
+
+@lru_cache(maxsize=2)  # check_fabric asks for one switch's document twice in a row
+def _nvue(text: str) -> Any:
+    """A switch's NVUE YAML, loaded once for both of its checks (BGP origins and QoS); only ever read."""
+    return load_yaml12(text)
 
 
 def nxos_group(priority: int, cnp_priority: int) -> int:
@@ -148,7 +156,7 @@ def _nxos(sw: Switch, text: str) -> SwitchQos:
 
 
 def _cumulus(sw: Switch, text: str) -> SwitchQos:
-    doc = load_yaml12(text)
+    doc = _nvue(text)
     assert isinstance(doc, list) and len(doc) == 1
     tree = doc[0]["set"]
     qos = tree["qos"]
@@ -186,7 +194,7 @@ def _bgp_origins(sw: Switch, text: str) -> tuple[set[str], set[str]]:
     keeps aggregates at the router level and networks in the address family; NX-OS keeps both in its IPv4 unicast
     address family; NVUE in the default VRF's ipv4-unicast family."""
     if sw.platform == "cumulus":
-        doc = load_yaml12(text)
+        doc = _nvue(text)
         ipv4 = doc[0]["set"]["vrf"]["default"]["router"]["bgp"]["address-family"]["ipv4-unicast"]
         aggregates = {a for a, conf in (ipv4.get("aggregate-route") or {}).items() if conf.get("summary-only") == "on"}
         return aggregates, set(ipv4.get("network") or {})
@@ -199,19 +207,18 @@ def _bgp_origins(sw: Switch, text: str) -> tuple[set[str], set[str]]:
     return aggregates, {line.split()[1] for line in family.lines() if line.startswith("network ")}
 
 
-def check_bgp_origins(plan: FabricPlan, files: dict[str, RenderedFile]) -> None:
-    """Every switch's rendered BGP originates what the plan says, each aggregate has a contributor strictly inside
+def check_bgp_origins(sw: Switch, files: dict[str, RenderedFile]) -> None:
+    """The switch's rendered BGP originates what the plan says, each aggregate has a contributor strictly inside
     it (else no NOS originates it), and every host /31 of a leaf is in BGP (so, inside its summary, reachable)."""
-    for sw in plan.switches:
-        suffix = PARSERS[sw.platform][0]
-        aggregates, networks = _bgp_origins(sw, files[f"switches/{sw.name}{suffix}"].content)
-        assert aggregates == set(sw.bgp.aggregates), f"{sw.name}: aggregates {sorted(aggregates)}"
-        assert networks == set(sw.bgp.networks), f"{sw.name}: network statements differ from the plan"
-        for agg in map(IPv4Network, aggregates):
-            assert any(IPv4Network(n).prefixlen > agg.prefixlen and IPv4Network(n).subnet_of(agg) for n in networks), (
-                f"{sw.name}: aggregate {agg} has no contributor, so it is never originated")
-        host_nets = {str(IPv4Network(p.ipv4, strict=False)) for p in sw.ports if p.role is PortRole.HOST and p.ipv4}
-        assert host_nets <= networks, f"{sw.name}: host /31s {sorted(host_nets - networks)} not in BGP"
+    suffix = PARSERS[sw.platform][0]
+    aggregates, networks = _bgp_origins(sw, files[f"switches/{sw.name}{suffix}"].content)
+    assert aggregates == set(sw.bgp.aggregates), f"{sw.name}: aggregates {sorted(aggregates)}"
+    assert networks == set(sw.bgp.networks), f"{sw.name}: network statements differ from the plan"
+    for agg in map(IPv4Network, aggregates):
+        assert any(IPv4Network(n).prefixlen > agg.prefixlen and IPv4Network(n).subnet_of(agg) for n in networks), (
+            f"{sw.name}: aggregate {agg} has no contributor, so it is never originated")
+    host_nets = {str(IPv4Network(p.ipv4, strict=False)) for p in sw.ports if p.role is PortRole.HOST and p.ipv4}
+    assert host_nets <= networks, f"{sw.name}: host /31s {sorted(host_nets - networks)} not in BGP"
 
 
 def switch_qos(sw: Switch, files: dict[str, RenderedFile]) -> SwitchQos:
@@ -222,8 +229,10 @@ def switch_qos(sw: Switch, files: dict[str, RenderedFile]) -> SwitchQos:
 def check_fabric(plan: FabricPlan, rendered: list[RenderedFile] | tuple[RenderedFile, ...]) -> None:
     """Assert the end-to-end agreement of every switch and host of a rendered fabric."""
     files = {f.path: f for f in rendered}
-    check_bgp_origins(plan, files)
-    qos_of = {sw.name: switch_qos(sw, files) for sw in plan.switches}
+    qos_of = {}
+    for sw in plan.switches:
+        check_bgp_origins(sw, files)
+        qos_of[sw.name] = switch_qos(sw, files)
     platform_of = {sw.name: sw.platform for sw in plan.switches}
     q = plan.qos
     named = dict(q.dscp_to_priority)
@@ -253,7 +262,10 @@ def check_fabric(plan: FabricPlan, rendered: list[RenderedFile] | tuple[Rendered
     upper = [sw.name for sw in plan.switches if sw.role.value != "leaf"]
     mtu = plan.host_profile.mtu_bytes
     for host in plan.hosts:
-        script = files[f"hosts/{host.name}.roce.sh"].content
+        # The script's lines that the checks below can match (verify_speed and converge calls, and the commands
+        # after a "-- "), so each pattern scans a few hundred lines rather than the whole script with its library.
+        script = "\n".join(line for line in files[f"hosts/{host.name}.roce.sh"].content.splitlines()
+                            if line.startswith(("verify_speed ", 'converge "')) or "-- " in line)
         env = dict(re.findall(r"^export (NCCL_[A-Z_]+)=(\S+)$", files[f"hosts/{host.name}.nccl.env"].content,
                               re.MULTILINE))
         tos = int(env["NCCL_IB_TC"])
