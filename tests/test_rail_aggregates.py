@@ -4,6 +4,8 @@ plan gives to anything else, so spines need one prefix per leaf and every host /
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
+from dataclasses import replace
 from ipaddress import IPv4Address, IPv4Network
 from itertools import pairwise
 
@@ -25,29 +27,35 @@ def rail_intents(draw: st.DrawFn) -> dict:
     return intent
 
 
-def _addresses_elsewhere(plan: FabricPlan, leaf: str) -> set[IPv4Address]:
-    """Every address the plan gives to something other than `leaf`'s host links (both ends of each)."""
-    found = set()
+def _given_out(plan: FabricPlan) -> list[tuple[int, str]]:
+    """Every address the plan gives out, sorted, with its owner: the leaf, for both ends of a leaf's host /31s
+    (the host end counted through its NIC, owned by the NIC's leaf); "" for everything else."""
+    found = []
     for sw in plan.switches:
-        found.add(IPv4Network(sw.loopback_ipv4).network_address)
+        found.append((int(IPv4Network(sw.loopback_ipv4).network_address), ""))
         for port in sw.ports:
-            if port.ipv4 and not (sw.name == leaf and port.role is PortRole.HOST):
-                found.update(IPv4Network(port.ipv4, strict=False))
+            if port.ipv4:
+                owner = sw.name if sw.role is Role.LEAF and port.role is PortRole.HOST else ""
+                found += [(int(a), owner) for a in IPv4Network(port.ipv4, strict=False)]
         if sw.management:
-            found.add(IPv4Network(sw.management.ipv4, strict=False).network_address)
+            found.append((int(IPv4Network(sw.management.ipv4, strict=False).network_address), ""))
     for host in plan.hosts:
         for nic in host.nics:
-            if nic.switch != leaf:
-                found.add(IPv4Network(nic.ipv4, strict=False).network_address + 1)
-    return found
+            found.append((int(IPv4Network(nic.ipv4, strict=False).network_address + 1), nic.switch))
+    return sorted(found)
 
 
 def assert_one_summary_per_leaf(plan: FabricPlan) -> None:
     leaves = [sw for sw in plan.switches if sw.role is Role.LEAF]
+    given_out = _given_out(plan)
+    nics_of: dict[str, set[str]] = {}
+    for host in plan.hosts:
+        for nic in host.nics:
+            nics_of.setdefault(nic.switch, set()).add(nic.ipv4)
     summaries: list[tuple[IPv4Network, str]] = []
     for leaf in leaves:
         links = [IPv4Network(p.ipv4, strict=False) for p in leaf.ports if p.role is PortRole.HOST and p.ipv4]
-        host_sides = {nic.ipv4 for host in plan.hosts for nic in host.nics if nic.switch == leaf.name}
+        host_sides = nics_of.get(leaf.name, set())
         assert len(host_sides) == len(links)
         assert all(IPv4Network(h, strict=False) in links for h in host_sides), f"{leaf.name}: NIC off its /31"
         advertised = [IPv4Network(a) for a in leaf.bgp.advertised]
@@ -61,7 +69,10 @@ def assert_one_summary_per_leaf(plan: FabricPlan) -> None:
         # The smallest prefix holding them: exact when the servers are a power of two, else less than double.
         used = 2 * len(links)
         assert used <= agg.num_addresses < 2 * used, f"{leaf.name}: {agg} for {len(links)} links"
-        assert not any(a in agg for a in _addresses_elsewhere(plan, leaf.name)), f"{leaf.name}: {agg} holds others'"
+        first, last = int(agg.network_address), int(agg.broadcast_address)
+        inside = given_out[bisect_left(given_out, (first, "")):bisect_right(given_out, (last, "\uffff"))]
+        others = [str(IPv4Address(a)) for a, owner in inside if owner != leaf.name]
+        assert not others, f"{leaf.name}: {agg} holds others' {others[:4]}"
         assert not any(a.subnet_of(agg) and a != agg for a in advertised), f"{leaf.name}: a /31 leaks past {agg}"
         summaries.append((agg, leaf.name))
     ordered = sorted(summaries)
@@ -85,3 +96,13 @@ def test_cluster1024_leaves_each_advertise_one_slash25() -> None:
     leaf = plan.switch("leaf001")
     assert leaf.bgp.aggregates == ("10.128.0.0/25",)
     assert len(leaf.bgp.networks) == 65 and leaf.bgp.advertised == ("10.0.0.65/32", "10.128.0.0/25")
+
+
+def test_an_address_of_another_device_inside_a_summary_is_caught() -> None:
+    """The oracle can fail: a spine's loopback moved into leaf001's 10.128.0.0/25 is named."""
+    plan = example_plan("cluster1024-rail")
+    spine = next(sw for sw in plan.switches if sw.role is Role.SPINE)
+    moved = replace(spine, loopback_ipv4="10.128.0.77/32")
+    broken = replace(plan, switches=tuple(moved if sw is spine else sw for sw in plan.switches))
+    with pytest.raises(AssertionError, match=r"leaf001: 10\.128\.0\.0/25 holds others' \['10\.128\.0\.77'\]"):
+        assert_one_summary_per_leaf(broken)
