@@ -27,31 +27,55 @@ def set_document_text(tree: dict[Any, Any], prefix: str, quote: Callable[[str], 
     yaml_out = ["- set:\n"]
     lines: list[str] = []
     try:
-        _walk(tree, 4, prefix, quote, yaml_out, lines)
+        _walk(tree, 4, prefix, _Printed(quote), yaml_out, lines)
     except _NotPlain:
         return None
     return "".join(yaml_out), lines
 
 
-def _walk(tree: dict[Any, Any], indent: int, prefix: str, quote: Callable[[str], str], yaml_out: list[str],
+class _Printed:
+    """Each key's YAML text and each token's `nv set` text, asked for once per document: a switch repeats a few
+    hundred distinct keys and values thousands of times (link, mtu, state, type, swp...)."""
+
+    def __init__(self, quote: Callable[[str], str]) -> None:
+        self.quote = quote
+        self.keys: dict[Any, str] = {}
+        self.tokens: dict[str, str] = {}
+
+    def key(self, key: Any) -> str:
+        text = self.keys[key] = yaml_key(key)
+        return text
+
+    def token(self, token: str) -> str:
+        text = self.tokens[token] = self.quote(token)
+        return text
+
+
+def _walk(tree: dict[Any, Any], indent: int, prefix: str, printed: _Printed, yaml_out: list[str],
           lines: list[str]) -> None:
     pad = " " * indent
     to_yaml = yaml_out.append
     to_set = lines.append
+    keys, tokens = printed.keys, printed.tokens
     for key, value in tree.items():
-        head = f"{pad}{yaml_key(key)}:"
-        path = f"{prefix} {quote(key if type(key) is str else str(key))}"
+        # strings only in the caches' fast path: True == 1 as a dict key, and must not print as 1
+        if type(key) is str:
+            head = f"{pad}{keys.get(key) or printed.key(key)}:"
+            path = f"{prefix} {tokens.get(key) or printed.token(key)}"
+        else:
+            head = f"{pad}{yaml_key(key)}:"
+            path = f"{prefix} {printed.quote(str(key))}"
         kind = type(value)
         if kind is dict:
             if value:
                 to_yaml(head + "\n")
-                _walk(value, indent + 2, path, quote, yaml_out, lines)
+                _walk(value, indent + 2, path, printed, yaml_out, lines)
             else:
                 to_yaml(head + " {}\n")
                 to_set(path)
         elif kind is str:
             to_yaml(f"{head} {yaml_string(value)}\n")
-            to_set(f"{path} {quote(value)}")
+            to_set(f"{path} {tokens.get(value) or printed.token(value)}")
         elif kind is int:
             to_yaml(f"{head} {value}\n")
             to_set(f"{path} {value}")
