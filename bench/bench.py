@@ -17,11 +17,13 @@ import argparse
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +89,60 @@ def lab_intent(devices: int) -> dict[str, Any]:
     }
 
 
-def bench_lab(devices: int, runs: int, concurrency: int) -> list[dict[str, Any]]:
+def default_concurrency(command: str) -> int:
+    """The `-j` a command runs with when given none, read from its signature (what a user gets)."""
+    import inspect
+
+    from rocefab import deploy_commands, verify_commands
+
+    functions: dict[str, Callable[..., Any]] = {"apply": deploy_commands.apply, "verify": verify_commands.verify}
+    default = inspect.signature(functions[command]).parameters["concurrency"].default
+    assert isinstance(default, int)
+    return default
+
+
+TICKS = os.sysconf("SC_CLK_TCK")  # /proc/<pid>/stat counts CPU time in these
+
+
+def _cpu_of(pid: int) -> tuple[float, float]:
+    """(own, reaped children's) CPU seconds of a process, from /proc (0, 0 where there is none)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0, 0.0
+    user, system, child_user, child_system = (int(f) / TICKS for f in fields[11:15])
+    return user + system, child_user + child_system
+
+
+def lab_cpu(lab_pid: int) -> float:
+    """CPU seconds so far of the lab: its process, the host scripts it ran (reaped children), and the host stubs'
+    server with the calls it forked (a child the lab has not reaped yet)."""
+    total = sum(_cpu_of(lab_pid))
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if parent == lab_pid and b"_server.py" in (entry / "cmdline").read_bytes():
+                total += sum(_cpu_of(int(entry.name)))
+        except OSError:
+            continue
+    return total
+
+
+def _timed(command: list[str], lab_pid: int) -> tuple[float, float, float, subprocess.CompletedProcess[str]]:
+    """(wall s, CPU s of the command's process, CPU s of the lab meanwhile, its result)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    lab_before = lab_cpu(lab_pid)
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    own = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return wall, own, lab_cpu(lab_pid) - lab_before, done
+
+
+def bench_lab(devices: int, runs: int, concurrency: int | None) -> list[dict[str, Any]]:
     """Start a lab for a ~`devices`-device fabric, then time `rocefab apply --dry-run` and `rocefab verify`
     against it. The lab is in factory state (pushing 200 devices' fake hosts takes many minutes on two cores), so
     verify reads every device and reports its checks failing: the same commands and checks as on a pushed fabric."""
@@ -100,12 +155,14 @@ def bench_lab(devices: int, runs: int, concurrency: int) -> list[dict[str, Any]]
         try:
             inventory = folder / "inventory.yaml"
             count = len(yaml.safe_load(inventory.read_text())["devices"])
-            walls = []
+            lab_pid = int(json.loads((folder / "lab.json").read_text())["pid"])
+            jobs = ["-j", str(concurrency)] if concurrency else []  # none: the command's own default
+            shown = f"-j {concurrency}" if concurrency else f"default concurrency ({default_concurrency('apply')})"
+            samples = []
             for _ in range(runs):
-                start = time.perf_counter()
-                done = subprocess.run([*cli, "apply", str(intent), "-i", str(inventory), "--dry-run",
-                                       "-j", str(concurrency)], capture_output=True, text=True, check=False)
-                walls.append(time.perf_counter() - start)
+                wall, own, lab, done = _timed([*cli, "apply", str(intent), "-i", str(inventory), "--dry-run", *jobs],
+                                              lab_pid)
+                samples.append((wall, own, lab))
                 summary = done.stdout.strip().splitlines()[-1]
                 if done.returncode != 0:  # the failed devices' rows (the table wraps a message onto the next)
                     lines = done.stdout.splitlines()
@@ -113,24 +170,26 @@ def bench_lab(devices: int, runs: int, concurrency: int) -> list[dict[str, Any]]
                               if "│ failed " in line]
                     raise SystemExit(f"dry run failed: {summary}\n" + "\n".join(failed[:10])
                                      + f"\n{done.stderr[-2000:]}")
-            wall = statistics.median(walls)
-            print(f"lab dry run: {count} devices, concurrency {concurrency}: median {wall:.1f} s ({summary})",
-                  flush=True)
-            rows = [{"stage": "lab-dry-run", "devices": count, "concurrency": concurrency,
-                     "median_s": round(wall, 2), "runs": runs, "result": summary}]
-            walls = []
+            wall, own, lab = (statistics.median(s[i] for s in samples) for i in range(3))
+            print(f"lab dry run: {count} devices, {shown}: median {wall:.1f} s, CPU rocefab {own:.1f} s + lab "
+                  f"{lab:.1f} s ({summary})", flush=True)
+            apply_jobs = concurrency or default_concurrency("apply")
+            rows = [{"stage": "lab-dry-run", "devices": count, "concurrency": apply_jobs,
+                     "median_s": round(wall, 2), "rocefab_cpu_s": round(own, 2), "lab_cpu_s": round(lab, 2),
+                     "runs": runs, "result": summary}]
+            samples = []
             for _ in range(runs):
-                start = time.perf_counter()
-                done = subprocess.run([*cli, "verify", str(intent), "-i", str(inventory), "--json"],
-                                      capture_output=True, text=True, check=False)
-                walls.append(time.perf_counter() - start)
+                wall, own, lab, done = _timed([*cli, "verify", str(intent), "-i", str(inventory), "--json"], lab_pid)
+                samples.append((wall, own, lab))
                 if done.returncode not in (0, 1):
                     raise SystemExit(f"verify failed to run: {done.stderr[-2000:]}")
                 summary = json.loads(done.stdout)["summary"]
-            wall = statistics.median(walls)
-            print(f"lab verify: {count} devices, default concurrency (32): median {wall:.1f} s ({summary})",
-                  flush=True)
-            rows.append({"stage": "lab-verify", "devices": count, "concurrency": 32, "median_s": round(wall, 2),
+            wall, own, lab = (statistics.median(s[i] for s in samples) for i in range(3))
+            verify_jobs = default_concurrency("verify")
+            print(f"lab verify: {count} devices, default concurrency ({verify_jobs}): median {wall:.1f} s, CPU "
+                  f"rocefab {own:.1f} s + lab {lab:.1f} s ({summary})", flush=True)
+            rows.append({"stage": "lab-verify", "devices": count, "concurrency": verify_jobs,
+                         "median_s": round(wall, 2), "rocefab_cpu_s": round(own, 2), "lab_cpu_s": round(lab, 2),
                          "runs": runs, "result": summary})
             return rows
         finally:
@@ -151,7 +210,8 @@ def main() -> None:
     parser.add_argument("--examples", nargs="*", default=["tor128-3tier", "cluster1024-rail", "cluster4096-rail"])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--lab", type=int, default=0, help="also time a lab dry run of about this many devices")
-    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--concurrency", type=int, default=None,
+                        help="the lab dry run's -j (default: none given, so apply's own default)")
     parser.add_argument("--pyavd", type=int, default=0, metavar="PAIRS",
                         help="also compare EOS rendering with pyavd's on an all-EOS fabric of this many leaf pairs "
                              "(needs the bench extra: pip install -e '.[bench]')")

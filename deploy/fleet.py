@@ -173,20 +173,30 @@ class Fleet:
     def dry_run(self) -> list[DeviceResult]:
         """Stage, diff and discard on every device: nothing changes anywhere.
 
-        Switches go first and hosts after them: a host's check runs its whole script and keeps a CPU busy,
-        and a switch session waiting behind hundreds of those would only run into its own timeouts."""
+        Each device goes through on its own (staged, discarded and closed by one worker), so nothing waits for
+        the slowest device of a group and no session stays open longer than its own diff. Switches are queued
+        first and hosts after them: a host's check runs its whole script and keeps a CPU busy, so every switch
+        session has started before the first host's, and none waits behind hundreds of those into its own
+        timeout; the hosts fill the workers the switches leave, while the last switches finish."""
         with library_logs_to_devices():
             return self._dry_run()
 
     def _dry_run(self) -> list[DeviceResult]:
         live = self._live(self.targets)
+        heavy = {i.target.name for i in live if unit(i.target.access.kind).session().heavy_diff}
+        queued = [i for i in live if i.target.name not in heavy] + [i for i in live if i.target.name in heavy]
+
+        def stage_and_discard(item: _Live) -> None:
+            # Two guarded steps, as two passes would be: a failed stage is the device's reason, and the discard
+            # still runs on whatever session it opened.
+            self._guard(item, self._stage)
+            if item.session is not None:
+                self._guard(item, _discard)
+            self._close([item])
+
         try:
-            heavy = {i.target.name for i in live if unit(i.target.access.kind).session().heavy_diff}
-            for group in ([i for i in live if i.target.name not in heavy],
-                          [i for i in live if i.target.name in heavy]):
-                self._each(group, self._stage)
-                self._each([i for i in group if i.session is not None], _discard)
-                self._close(group)
+            with ThreadPoolExecutor(max_workers=min(self.concurrency, max(1, len(queued)))) as pool:
+                list(pool.map(stage_and_discard, queued))  # map submits in order: the switches first
         finally:
             self._close(live)
         return [i.result for i in live]

@@ -37,9 +37,16 @@ def _line_style(line: str) -> str:
 def print_diffs(results: Sequence[DeviceResult]) -> None:
     """Every device's unified diff, one after the other: the output as a whole is one patch. Lines are never
     wrapped, so a review tool reads them as they are."""
+    # Without colours (a pipe, a file, NO_COLOR) a printable diff is written as it is: the bytes rich would
+    # write for it, without building its styled text (0.8 s of CPU for a 200-device fabric's 20,000 lines).
+    # Tabs and control characters, which rich expands or drops, go through rich.
+    plain = out.color_system is None
     for r in results:
         lines = r.diff.splitlines()
         if not lines:
+            continue
+        if plain and all(line.isprintable() for line in lines):
+            out.file.write("\n".join(lines) + "\n")
             continue
         # One print per device, not per line: a rich print costs ~0.3 ms, and 200 devices' diffs are 20,000 lines.
         text = Text()

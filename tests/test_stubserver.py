@@ -5,6 +5,7 @@ error of the harness, never a tool's output."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -27,6 +28,16 @@ LAG = {"mlx5_bond_0": PORTS}
 @pytest.fixture(scope="module")
 def server() -> Iterator[stubserver.StubServer]:
     srv = stubserver.StubServer(STUBS, TOOLS)
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def bash_server() -> Iterator[stubserver.StubServer]:
+    """The bash client, which every tool gets where no C compiler builds the compiled one."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(stubserver.CLIENT_SWITCH, "bash")
+        srv = stubserver.StubServer(STUBS, TOOLS)
     yield srv
     srv.stop()
 
@@ -60,6 +71,27 @@ COMMANDS = [
     "ROCEFAB_SYSFS_ROOT=sys ip -o link show; cd etc && ip -o link show",
     "umask 077; ip link add bond0 type bond mode 802.3ad; stat -c %a sys/class/net/bond0 sys/class/net/bond0/bonding",
 ]
+
+
+def test_the_compiled_client_serves_where_a_compiler_builds_it(server: stubserver.StubServer,
+                                                               bash_server: stubserver.StubServer) -> None:
+    has_compiler = any(shutil.which(cc, path=SYSTEM_PATH) for cc in ("cc", "gcc"))
+    assert server.client == ("compiled" if has_compiler else "bash")
+    assert bash_server.client == "bash" and (bash_server.bin / "ip").read_text().startswith("#!/bin/bash -p")
+
+
+# every way a stream reaches the client's own code (pipes, a relayed file, a closed stdout, the standalone fallback)
+BASH_CLIENT_COMMANDS = ["ip -o link show", "{ ip -o link show; mlnx_qos -i nope; } > both 2>&1; cat both",
+                        "ip -o link show >&- 2>/dev/null; echo $?", "LC_ALL= LANG=C.UTF-8 ip -o link show"]
+
+
+@pytest.mark.parametrize("command", BASH_CLIENT_COMMANDS)
+def test_the_bash_client_answers_what_the_standalone_stub_answers(bash_server: stubserver.StubServer, tmp_path: Path,
+                                                                  command: str) -> None:
+    standalone = make_host(tmp_path / "standalone", PORTS, LAG)
+    served = make_host(tmp_path / "served", PORTS, LAG)
+    assert bash(served, bash_server.bin, command) == bash(standalone, STUBS, command)
+    bash_server.check()
 
 
 @pytest.mark.parametrize("command", COMMANDS)
