@@ -180,8 +180,8 @@ class _SshAuth(asyncssh.SSHServer):
 
 
 def _ssh_output(session: CliSession, line: str, reply: Reply) -> str:
-    if not line.strip():  # Enter alone: the terminal moves to a new line for the next prompt
-        return "\n"
+    if not line.strip():  # Enter alone: its echo moved to a new line, where the next prompt goes
+        return ""
     text = reply.text
     if reply.error and text == INVALID:  # NX-OS marks the bad word under the echoed line
         text = " " * (len(session.prompt) + len(line) - len(line.lstrip())) + "^\n" + text
@@ -202,6 +202,10 @@ async def _shell(device: NxosDevice, process: asyncssh.SSHServerProcess[str]) ->
                 continue
             if not line:
                 return
+            # The CLI echoes a line when it reads it, after it has answered the line before (not as the bytes
+            # arrive): a client that typed ahead (netmiko's find_prompt sends a second Enter when the first prompt
+            # is slow) sees the stale prompt before the next command's echo, never between the echo and its answer.
+            process.stdout.write(line.rstrip("\r\n") + "\n")
             if device.faults.delay_seconds:
                 await asyncio.sleep(device.faults.delay_seconds)
             reply = session.run(line)
@@ -244,7 +248,7 @@ class NxosServer:
         return await asyncssh.create_server(
             lambda: _SshAuth(self), self.host, 0, server_host_keys=[self._host_key],
             process_factory=lambda p: _shell(device, p), sftp_factory=lambda chan: _Bootflash(chan, device),
-            allow_scp=True, encoding="utf-8")
+            allow_scp=True, encoding="utf-8", line_editor=False)  # the shell echoes each line itself
 
     async def _close(self) -> None:
         self._acceptor.close()

@@ -269,3 +269,23 @@ def test_netmiko_round_trip(lab: Lab) -> None:
     finally:
         conn.disconnect()
     assert "mtu 9000" in lab.device.startup
+
+
+def test_typed_ahead_lines_are_echoed_when_the_cli_reads_them(lab: Lab) -> None:
+    """Two Enters and a command sent at once (netmiko's find_prompt sends a second Enter when the first prompt is
+    slow): each line's echo comes when the CLI reads it, so the command's echo is followed by its own answer, not
+    by the prompt of an Enter before it (that order broke netmiko's MD5 check of an upload under load)."""
+    client = paramiko.SSHClient()
+    client.set_missing_host_key_policy(paramiko.AutoAddPolicy())  # the lab server's key is new every run
+    client.connect("127.0.0.1", lab.server.ssh_port, "admin", "admin", look_for_keys=False, allow_agent=False)
+    try:
+        shell = client.invoke_shell()
+        shell.settimeout(10)
+        shell.sendall(b"\n\nshow hostname\n")
+        seen = b""
+        while seen.count(b"spine1#") < 4:
+            seen += shell.recv(4096)
+    finally:
+        client.close()
+    text = seen.decode().replace("\r\n", "\n")
+    assert text == "spine1# \nspine1# \nspine1# show hostname\nspine1\nspine1# ", repr(text)
