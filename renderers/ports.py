@@ -37,6 +37,15 @@ class _SplitCage:
     children: tuple[Port, ...]
     next_index: int = 0
 
+    def left(self, speed_gbps: int) -> int:
+        """How many more `speed_gbps` lanes this cage can give."""
+        return len(self.children) - self.next_index if self.speed_gbps == speed_gbps else 0
+
+    def take(self) -> Port:
+        port = self.children[self.next_index]
+        self.next_index += 1
+        return port
+
 
 # (id of the model, cage, child speed) -> (the model, the cage's child ports, its breakout). Ports and breakouts are
 # immutable and the same on every switch of a model, so a fabric of 4,096 switches names each lane once; the model
@@ -98,7 +107,7 @@ class PortAllocator:
             return 0
         split = self._split.get(cage)
         if split is not None:
-            return len(split.children) - split.next_index if split.speed_gbps == speed_gbps else 0
+            return split.left(speed_gbps)
         factor = group.breakout_factor(cage, speed_gbps)
         return factor or 0
 
@@ -151,11 +160,9 @@ class PortAllocator:
             split = self._split.get(cage)
             if split is not None:
                 # the next lane of a cage already broken out: most calls on a broken-out switch end here
-                if split.speed_gbps == speed_gbps and split.next_index < len(split.children):
+                if split.left(speed_gbps):
                     self._cursor[key] = index
-                    port = split.children[split.next_index]
-                    split.next_index += 1
-                    return port
+                    return split.take()
             elif self.free_capacity(cage, speed_gbps):
                 self._cursor[key] = index
                 return self._take_one(cage, speed_gbps, purpose)
@@ -193,9 +200,7 @@ class PortAllocator:
             split = self._split[cage] = _SplitCage(speed_gbps, children)
             self._split_purpose[cage] = purpose
             self.breakouts.append(breakout)
-        port = split.children[split.next_index]
-        split.next_index += 1
-        return port
+        return split.take()
 
     def ascending_cages(self, first: int = 1) -> list[int]:
         return self._ascending[bisect_left(self._ascending, first):]
