@@ -116,18 +116,21 @@ def _cpu_of(pid: int) -> tuple[float, float]:
 
 def lab_cpu(lab_pid: int) -> float:
     """CPU seconds so far of the lab: its process, the host scripts it ran (reaped children), and the host stubs'
-    server with the calls it forked (a child the lab has not reaped yet)."""
-    total = sum(_cpu_of(lab_pid))
+    server with its workers (children the lab has not reaped yet, as the workers are not the server's)."""
+    parents: dict[int, int] = {}
+    servers = set()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            if parent == lab_pid and b"_server.py" in (entry / "cmdline").read_bytes():
-                total += sum(_cpu_of(int(entry.name)))
+            parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if b"_server.py" in (entry / "cmdline").read_bytes():
+                servers.add(int(entry.name))
         except OSError:
             continue
-    return total
+    counted = {lab_pid} | {pid for pid in servers if parents.get(pid) == lab_pid}
+    counted |= {pid for pid in servers if parents.get(pid) in counted}  # the workers of the lab's server
+    return sum(sum(_cpu_of(pid)) for pid in counted)
 
 
 def _timed(command: list[str], lab_pid: int) -> tuple[float, float, float, subprocess.CompletedProcess[str]]:

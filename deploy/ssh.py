@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import hmac
+import socket
 import threading
 from abc import ABC
 from collections.abc import Callable
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import paramiko
+from paramiko.hostkeys import HostKeyEntry
 
 from rocefab.deploy.inventory import Access
 from rocefab.deploy.session import DeployError, DeviceSession, describe
@@ -26,21 +29,80 @@ class Result:
     stderr: str
 
 
-_known_hosts_files: dict[Path, tuple[tuple[int, int], paramiko.HostKeys]] = {}
+class KnownHosts:
+    """A known_hosts file read once, its entries found by host name without a walk of the file: paramiko's own
+    HostKeys checks every line against all the lines before it while loading, and every entry on each lookup, so a
+    fleet's connections decoded its whole file each (202 lab devices: 40,000 keys) and compared quadratically."""
+
+    def __init__(self, path: Path) -> None:
+        self.plain: dict[str, list[HostKeyEntry]] = {}
+        self.hashed: list[HostKeyEntry] = []  # `|1|salt|hash` names: an HMAC per entry to look one up
+        with path.open(encoding="utf-8", errors="replace") as lines:
+            for number, line in enumerate(lines, 1):
+                line = line.strip()
+                if not line or line.startswith("#"):
+                    continue
+                try:
+                    entry = HostKeyEntry.from_line(line, number)
+                except paramiko.SSHException:  # a line paramiko cannot read is skipped, as its own load does
+                    continue
+                if entry is None:
+                    continue
+                if any(h.startswith("|1|") for h in entry.hostnames):
+                    self.hashed.append(entry)
+                for name in entry.hostnames:
+                    if not name.startswith("|1|"):
+                        self.plain.setdefault(name, []).append(entry)
+
+    def entries(self, name: str) -> list[HostKeyEntry]:
+        """The entries naming `name` (`host`, or `[host]:port` off port 22), in the file's order."""
+        found = list(self.plain.get(name, ()))
+        found += (e for e in self.hashed if any(
+            h.startswith("|1|") and hmac.compare_digest(paramiko.HostKeys.hash_host(name, h), h) for h in e.hostnames))
+        return found
+
+    def keys(self, name: str) -> dict[str, paramiko.PKey]:
+        """Each key type's first key for `name`, as paramiko's lookup answers."""
+        keys: dict[str, paramiko.PKey] = {}
+        for entry in self.entries(name):
+            keys.setdefault(entry.key.get_name(), entry.key)
+        return keys
+
+    def file_for(self, *names: str) -> str:
+        """A known_hosts text of the entries naming any of `names` only: for a library that loads a whole file per
+        connection."""
+        found = {id(e): e for name in names for e in self.entries(name)}
+        return "".join(line for entry in found.values() if (line := entry.to_line()))
+
+
+_known_hosts_files: dict[Path, tuple[tuple[int, int], KnownHosts]] = {}
 _known_hosts_lock = threading.Lock()
 
 
-def known_hosts(path: Path) -> paramiko.HostKeys:
-    """The known_hosts file, parsed once per process (and again when it changes). Each connection used to parse the
-    whole file, a key decoded per line: 202 lab devices' connections decoded 40,000 keys, a fleet's quadratic."""
+def known_hosts(path: Path) -> KnownHosts:
+    """The known_hosts file, read once per process (and again when it changes)."""
     stat = path.stat()
     version = (stat.st_mtime_ns, stat.st_size)
     with _known_hosts_lock:
         cached = _known_hosts_files.get(path)
         if cached is None or cached[0] != version:
-            cached = version, paramiko.HostKeys(str(path))
+            cached = version, KnownHosts(path)
             _known_hosts_files[path] = cached
         return cached[1]
+
+
+def host_key_name(host: str, port: int) -> str:
+    """The name a known_hosts line gives a server: `host` on port 22, `[host]:port` elsewhere."""
+    return host if port == 22 else f"[{host}]:{port}"
+
+
+def _connected(host: str, port: int, timeout_s: float) -> socket.socket:
+    """A TCP connection with Nagle's algorithm off, as OpenSSH's client sets it: paramiko leaves it on, so each
+    time it sends two messages back to back (key exchange, then authentication) the second waits for the
+    receiver's delayed ACK of the first: ~45 ms twice per connection, 90 of a lab host's 100 ms to log in."""
+    sock = socket.create_connection((host, port), timeout=timeout_s)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
 
 
 class SshConnection:
@@ -56,19 +118,25 @@ class SshConnection:
         if a.verify_host_key:
             if a.known_hosts.is_file():
                 # This host's keys only, under the name paramiko checks the server's key against
-                name = a.host if a.port == 22 else f"[{a.host}]:{a.port}"
+                name = host_key_name(a.host, a.port)
                 ours = self.client.get_host_keys()
-                for keytype, key in (known_hosts(a.known_hosts).lookup(name) or {}).items():
+                for keytype, key in known_hosts(a.known_hosts).keys(name).items():
                     ours.add(name, keytype, key)
             # An unknown or changed host key is refused, never silently trusted.
             self.client.set_missing_host_key_policy(paramiko.RejectPolicy())
         else:
             self.client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
         try:
-            self.client.connect(
-                a.host, port=a.port, username=a.username, password=a.password.reveal(), timeout=a.timeout_s,
-                banner_timeout=a.timeout_s, auth_timeout=a.timeout_s, look_for_keys=False, allow_agent=False,
-            )
+            sock = _connected(a.host, a.port, a.timeout_s)
+            try:
+                self.client.connect(
+                    a.host, port=a.port, username=a.username, password=a.password.reveal(), timeout=a.timeout_s,
+                    banner_timeout=a.timeout_s, auth_timeout=a.timeout_s, look_for_keys=False, allow_agent=False,
+                    sock=sock,
+                )
+            except BaseException:
+                sock.close()  # paramiko closes only the transports it got going
+                raise
         except paramiko.AuthenticationException:
             raise DeployError(a.name, f"SSH authentication failed for {a.username}@{a.host}:{a.port}") from None
         except paramiko.BadHostKeyException as exc:

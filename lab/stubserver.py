@@ -3,11 +3,11 @@
 Every call of a stub (`ip`, `ethtool`, `mlnx_qos`, ...) used to be a fresh `python3 -S`: ~12 ms of interpreter
 start on this 2-core machine, plus ~3 ms compiling the stub's file (a script is never cached) and the imports. With
 the server, the executables on a fake host's PATH are bash clients (`bin/<tool>` in the server's folder) that
-connect to one long-lived Python process on 127.0.0.1 (hoststubs/_server.py), which has the stub modules loaded and
-forks a child per call. The child reads the client's argv, environment, working folder, umask and standard streams
-from /proc and runs the stub file as `__main__` exactly as a standalone start would, writing straight to the
-client's own pipes, so output bytes, stdout/stderr interleaving, exit status and tracebacks stay the standalone
-ones (details and the few cases relayed or sent back to a standalone run: _server.py). The stubs themselves are
+connect to one long-lived Python server on 127.0.0.1 (hoststubs/_server.py), whose workers have the stub modules
+loaded. A worker reads the client's argv, environment, working folder, umask and standard streams from /proc and
+runs the stub file as `__main__` exactly as a standalone start would, writing straight to the client's own pipes,
+so output bytes, stdout/stderr interleaving, exit status and tracebacks stay the standalone ones (details and the
+few cases relayed or sent back to a standalone run: _server.py). The stubs themselves are
 unchanged and still run standalone (`STUBS / "ip"`, `stubs_without` folders).
 
 Measured on this 2-core machine, shared with other jobs (medians; CPU = user+sys of every process involved,
@@ -35,10 +35,13 @@ own CPU dominate. verify's 30 CPU-s are half its own process (15 CPU-s in one in
 best); the hosts' share is ~8 CPU-s.
 
 Alternatives weighed: (1) the stubs' logic as `main(argv, env, stdin) -> (out, err, code)` run in server threads:
-saves the fork and the /proc work (~4 of the ~6 ms the server spends per call, ~10 CPU-s of the dry run), but every
-`print` in the stubs (which other work keeps editing) would move to a context object, every reader of os.environ,
-sys.argv and sys.std* would become call-local, and a stub bug could hang or corrupt the shared process; the fork
-gives each call a private copy of the loaded modules and the stubs stay as they are. (2) A compiled client: saves
+saves the fork, but every `print` in the stubs (which other work keeps editing) would move to a context object,
+every reader of os.environ, sys.argv and sys.std* would become call-local, and a stub bug could hang or corrupt the
+shared process. The server first forked a child per call (a private copy of the loaded modules for each); since
+2026-12-02 a few forked workers each serve one call at a time in their own process, wearing the client's state for
+the call and their own after it, so the stubs stay as they are and a hung stub holds one worker: the server's CPU
+for one host's --check (8 calls) fell from 57 to 13 ms, the 202-device dry run's lab CPU from 27.9 to 17.2 CPU-s
+(wall 21.4 -> 15.7 s at -j 16). (2) A compiled client: saves
 most of the bash start; built where a C compiler is (lab/stubclient.py; 2.9 -> 1.7 CPU-ms per call on the calling
 side, a `$(...)` subshell included, measured 2026-12-02 at load 8), the bash client elsewhere. (3) Relaying stdout and
 stderr over the socket: needs framing, and bash reads a socket byte by byte, so the client would fork `head` or

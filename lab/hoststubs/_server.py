@@ -3,22 +3,28 @@
 Started by lab/stubserver.py as `python3 -S _server.py FAILURES` with the interpreter the stubs' own
 `#!/usr/bin/env -S python3 -S` finds; it reads its token from the first line of stdin (not argv, which every user
 can read), prints its port on stdout and serves until its stdin closes (its owner ended, however it ended). It
-imports the stubs' modules once, and for each connection forks a child that runs one stub exactly as a standalone
-start would, on the client's own process state, which it reads from /proc/<pid>:
-argv (cmdline), environment (environ), working folder (cwd), umask, and the standard streams, reopened from
-/proc/<pid>/fd/{0,1,2} where that gives the same stream (a pipe, a terminal, /dev/null, a file opened for append);
-a stream reopening cannot share (a file written from its current offset, a socket) is written to memory and relayed
-for the client to write. In the child the stub's file runs as `__main__` with fresh globals, sys.argv, os.environ
-and sys.std* built as the interpreter builds them in UTF-8 mode (the C locale the lab runs everything in), so its
-output, buffering, exit status and tracebacks are the standalone ones. Anything the child cannot reproduce (a
-PYTHON* variable, another locale, a closed standard stream, an unreadable /proc) answers `exec`: the client then
-runs the real stub.
+imports the stubs' modules and compiles their files once, then forks WORKERS workers that accept calls on the one
+listening socket. A worker serves one call at a time, in its own process, as the client: it reads the client's
+state from /proc/<pid> — argv (cmdline), environment (environ), working folder (cwd), umask, and the standard
+streams, reopened from /proc/<pid>/fd/{0,1,2} where that gives the same stream (a pipe, a terminal, /dev/null, a
+file opened for append); a stream reopening cannot share (a file written from its current offset, a socket) is
+written to memory and relayed for the client to write — puts on that state, runs the stub's file as `__main__` with
+fresh globals, sys.argv, os.environ and sys.std* built as the interpreter builds them in UTF-8 mode (the C locale
+the lab runs everything in), so its output, buffering, exit status and tracebacks are the standalone ones, and then
+takes its own state back (as_client). Anything it cannot reproduce (a PYTHON* variable, another locale, a closed
+standard stream, an unreadable /proc) answers `exec`: the client then runs the real stub.
+
+Why workers and not a fork per call (how this server began): a fork of a loaded interpreter, its copy-on-write
+faults and its exit cost ~5 CPU-ms per call, three times the call itself (1.6 CPU-ms served in a worker, measured
+2026-12-02 on one host's --check, 8 calls). The price: a stub's changes to the modules it imports would outlive its
+call in that worker (the stubs keep no state in them: their state is the fake host's files, under its lock), and a
+stub that hangs holds one worker until CALL_TIMEOUT_S ends it (SIGALRM) and the server starts another.
 
 Protocol (one line each way, then the relayed bytes): the client sends `TOKEN PID NARGS\\n` (NARGS: how many of its
-cmdline's last words are the arguments); the child answers `STATUS OUTLEN ERRLEN\\n` and OUTLEN + ERRLEN relayed
-bytes, or `exec\\n`. A child that cannot serve (a bad token, a bug here) writes why to FAILURES and exits 70 without
-an answer; the parent logs every child that does not exit 0 there too, and the clients log a server they cannot
-reach, so the harness sees any of it (lab/stubserver.py `check`).
+cmdline's last words are the arguments); the worker answers `STATUS OUTLEN ERRLEN\\n` and OUTLEN + ERRLEN relayed
+bytes, or `exec\\n`. A worker that cannot serve (a bad token, a bug here) writes why to FAILURES and exits 70
+without an answer; the server logs every worker that ends there too and starts another, and the clients log a
+server they cannot reach, so the harness sees any of it (lab/stubserver.py `check`).
 """
 
 # ruff: noqa: PTH113, PTH115, PTH116, PTH118, PTH119, PTH120, PTH123, PTH208
@@ -35,6 +41,7 @@ import socket
 import stat
 import sys
 import traceback
+from collections.abc import Iterator
 from types import CodeType
 
 HERE = os.path.dirname(os.path.realpath(__file__))
@@ -54,8 +61,9 @@ import _state  # type: ignore[import-not-found]  # noqa: E402
 # reloaded in this order when one changes: each after the modules it imports
 MODULES = (_common, _routing, _rdma, _hardware, _state)
 
-SERVER_ERROR = 70  # EX_SOFTWARE: the child could not serve (never a stub's answer)
-CHILD_TIMEOUT_S = 120  # a stub that hangs longer is killed (the lab's own exec timeout)
+SERVER_ERROR = 70  # EX_SOFTWARE: a worker could not serve (never a stub's answer)
+CALL_TIMEOUT_S = 120  # a stub that hangs longer is killed with its worker (the lab's own exec timeout)
+WORKERS = 4  # calls served at once: more than the 2 cores, so one slow call does not queue the rest
 O_APPEND = os.O_APPEND
 
 
@@ -64,9 +72,9 @@ class Standalone(Exception):
 
 
 class Code:
-    """Each stub's file compiled here in the parent, before the fork (a child's compile is lost with it: 6 ms per
-    call for `ip`), and compiled again when it changes; the model's modules (MODULES) loaded again when one changes.
-    One stat per file per call."""
+    """Each stub's file compiled once, before the workers fork (a script is never cached: 6 ms per call for `ip`),
+    and compiled again in a worker when it changes; the model's modules (MODULES) loaded again when one changes. One
+    stat per file per call."""
 
     def __init__(self) -> None:
         self.compiled: dict[str, tuple[tuple[int, int], CodeType]] = {}
@@ -226,49 +234,40 @@ def answer(conn: socket.socket, data: bytes) -> None:
         conn.sendall(data)
 
 
-def serve_one(conn: socket.socket, token: bytes, code: Code) -> None:
-    """The child: one call, then os._exit."""
-    request = b""
-    while not request.endswith(b"\n") and len(request) < 256:
-        chunk = conn.recv(256)
-        if not chunk:
-            break
-        request += chunk
-    words = request.split()
-    if len(words) != 3 or words[0] != token or not words[1].isdigit() or not words[2].isdigit():
-        raise RuntimeError(f"not a client's request: {request[:80]!r}")
-    pid, nargs = int(words[1]), int(words[2])
-    try:
+class Client:
+    """The calling process's state, read from /proc before anything of the server's changes."""
+
+    def __init__(self, pid: int, nargs: int, code: Code) -> None:
         cmdline = read_proc(pid, "cmdline").split(b"\0")[:-1]
-        env = decode_env(read_proc(pid, "environ"))
-        check_env(env)
+        self.env = decode_env(read_proc(pid, "environ"))
+        check_env(self.env)
         if nargs >= len(cmdline):
             raise ValueError(f"{nargs} arguments, cmdline {cmdline!r}")
-        argv = [os.fsdecode(a) for a in cmdline[len(cmdline) - nargs - 1:]]
-        path, compiled = code.get(os.path.basename(argv[0]))
-        cwd = os.readlink(f"/proc/{pid}/cwd")
-        umask = next(int(line.split()[1], 8) for line in read_proc(pid, "status").splitlines()
-                     if line.startswith(b"Umask:"))
-        relay: dict[object, int] = {}
-        fds = [reopen(pid, fd, relay) for fd in (0, 1, 2)]
-        os.chdir(cwd)
-    except (OSError, ValueError, StopIteration, IndexError, Standalone):
-        answer(conn, b"exec\n")
-        return
-    os.umask(umask)
-    for fd, new in enumerate(fds):
-        os.dup2(new, fd)
-        os.close(new)
-    os.environ.clear()
-    os.environ.update(env)
-    sys.argv = argv
-    sys.path[0] = HERE
-    stdio()
-    status = run_stub(path, compiled)
-    # the relayed streams: stdout's file, then stderr's (when it is another file)
-    out = err = b""
-    relays = list(relay.values())
-    if relays:
+        self.argv = [os.fsdecode(a) for a in cmdline[len(cmdline) - nargs - 1:]]
+        self.path, self.code = code.get(os.path.basename(self.argv[0]))
+        self.cwd = os.readlink(f"/proc/{pid}/cwd")
+        self.umask = next(int(line.split()[1], 8) for line in read_proc(pid, "status").splitlines()
+                          if line.startswith(b"Umask:"))
+        self.relay: dict[object, int] = {}
+        self.fds: list[int] = []
+        try:
+            for fd in (0, 1, 2):
+                self.fds.append(reopen(pid, fd, self.relay))
+            os.stat(self.cwd)  # gone (the client's folder removed): a standalone start would fail the same way
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        for fd in (*self.fds, *self.relay.values()):
+            os.close(fd)
+        self.fds, self.relay = [], {}
+
+    def relayed(self) -> tuple[bytes, bytes]:
+        """What the stub wrote to the memory files standing for the client's stdout and stderr (while fds 1 and 2
+        are still the client's)."""
+        out = err = b""
+        relays = list(self.relay.values())
         for stream in (1, 2):
             target = os.fstat(stream)
             for fd in relays:
@@ -279,36 +278,112 @@ def serve_one(conn: socket.socket, token: bytes, code: Code) -> None:
                     out, err = (out + data, err) if stream == 1 else (out, err + data)
                     relays.remove(fd)
                     break
+        return out, err
+
+
+@contextlib.contextmanager
+def as_client(client: Client) -> Iterator[None]:
+    """This process wears the client's streams, environment, folder, umask and argv for one call, and its own
+    again afterwards, whatever the stub did to them (it may rebind sys.std*, os.environ or sys.argv)."""
+    own_fds = [os.dup(fd) for fd in (0, 1, 2)]
+    own_env = dict(os.environ)
+    own_cwd = os.getcwd()  # noqa: PTH109
+    own_streams = (sys.stdin, sys.stdout, sys.stderr)
+    own_argv, own_main = sys.argv, sys.modules["__main__"]
+    own_umask = os.umask(client.umask)
+    try:
+        for fd, new in enumerate(client.fds):
+            os.dup2(new, fd)
+        os.environ.clear()
+        os.environ.update(client.env)
+        os.chdir(client.cwd)
+        sys.argv = list(client.argv)
+        sys.path[0] = HERE
+        stdio()
+        yield
+    finally:
+        # the stub's stream objects first (nothing written through them may reach the restored fds), then the fds
+        sys.stdin, sys.stdout, sys.stderr = own_streams
+        sys.__stdin__, sys.__stdout__, sys.__stderr__ = own_streams  # type: ignore[misc, assignment]  # sys's Final
+        for fd, own in enumerate(own_fds):
+            os.dup2(own, fd)
+            os.close(own)
+        os.chdir(own_cwd)
+        os.environ.clear()
+        os.environ.update(own_env)
+        os.umask(own_umask)
+        sys.argv = own_argv
+        sys.modules["__main__"] = own_main
+
+
+def serve_one(conn: socket.socket, token: bytes, code: Code) -> None:
+    """One call, run in this process as the client's; any exception is a server failure (the worker ends)."""
+    request = b""
+    while not request.endswith(b"\n") and len(request) < 256:
+        chunk = conn.recv(256)
+        if not chunk:
+            break
+        request += chunk
+    words = request.split()
+    if len(words) != 3 or words[0] != token or not words[1].isdigit() or not words[2].isdigit():
+        raise RuntimeError(f"not a client's request: {request[:80]!r}")
+    try:
+        client = Client(int(words[1]), int(words[2]), code)
+    except (OSError, ValueError, StopIteration, IndexError, Standalone):
+        answer(conn, b"exec\n")
+        return
+    try:
+        with as_client(client):
+            status = run_stub(client.path, client.code)
+            out, err = client.relayed() if client.relay else (b"", b"")
+    finally:
+        client.close()
     answer(conn, b"%d %d %d\n" % (status, len(out), len(err)) + out + err)
 
 
-def child(listener: socket.socket, conn: socket.socket, token: bytes, code: Code, failures: str) -> None:
-    listener.close()
+def worker(listener: socket.socket, token: bytes, code: Code, failures: str, owner: int) -> None:
+    """A forked worker: accepts and serves calls one at a time until the server (`owner`) is gone. A call longer
+    than CALL_TIMEOUT_S ends the worker (SIGALRM's default), a server bug too; the server starts another."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.alarm(CHILD_TIMEOUT_S)
+    die_with(owner)
+    listener.settimeout(1.0)  # then look whether the server still runs (where die_with could not be set)
     status = 0
     try:
-        serve_one(conn, token, code)
-    except BaseException:  # a server bug: logged, and the client sees no answer
-        log(failures, "stub server child failed:\n" + traceback.format_exc())
+        while os.getppid() == owner:
+            try:
+                conn, _ = listener.accept()
+            except (TimeoutError, BlockingIOError, InterruptedError):
+                continue
+            with conn:
+                code.refresh()
+                signal.alarm(CALL_TIMEOUT_S)
+                serve_one(conn, token, code)
+                signal.alarm(0)
+    except BaseException:  # a server bug: logged, the client sees no answer, the worker is replaced
+        log(failures, "stub server worker failed:\n" + traceback.format_exc())
         status = SERVER_ERROR
     finally:
-        try:
-            conn.close()
-        finally:
-            os._exit(status)
+        os._exit(status)
 
 
-def reap(failures: str) -> None:
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        if status != 0:
-            log(failures, f"stub server child {pid} ended with wait status {status:#x}")
+def die_with(owner: int) -> None:
+    """Be killed when the server dies, however it dies (a killed server must not leave workers serving its port):
+    Linux's parent-death signal, through libc."""
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != owner:  # it died before the signal was asked for
+        os._exit(0)
+
+
+def start_worker(listener: socket.socket, token: bytes, code: Code, failures: str) -> int:
+    owner = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        worker(listener, token, code, failures, owner)
+    return pid
 
 
 def main() -> None:
@@ -327,28 +402,34 @@ def main() -> None:
     listener.bind(("127.0.0.1", 0))  # the loopback only
     listener.listen(512)
     print(listener.getsockname()[1], flush=True)
-    devnull = os.open(os.devnull, os.O_WRONLY)  # no child holds the owner's pipe
+    devnull = os.open(os.devnull, os.O_WRONLY)  # no worker holds the owner's pipe as its stdout
     os.dup2(devnull, 1)
     os.close(devnull)
+    workers = {start_worker(listener, token, code, failures) for _ in range(WORKERS)}
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     poll = select.poll()
-    poll.register(listener, select.POLLIN)
     poll.register(0, select.POLLIN | select.POLLHUP)
-    while True:
-        for fd, _ in poll.poll(1000):
-            if fd == 0:
-                if not os.read(0, 512):  # the owner is gone (or stopping us): its folder goes with us
-                    folder = os.path.dirname(failures)  # absolute: the owner passes it so
-                    if os.path.basename(folder).startswith("rocefab-stubserver-"):
-                        shutil.rmtree(folder, ignore_errors=True)
-                    return
-                continue
-            conn, _ = listener.accept()
-            code.refresh()
-            if os.fork() == 0:
-                child(listener, conn, token, code, failures)
-            conn.close()
-        reap(failures)
+    try:
+        while True:
+            if poll.poll(200) and not os.read(0, 512):  # the owner is gone (or stopping us): so are we
+                folder = os.path.dirname(failures)  # absolute: the owner passes it so
+                if os.path.basename(folder).startswith("rocefab-stubserver-"):
+                    shutil.rmtree(folder, ignore_errors=True)
+                return
+            while workers:  # replace every worker that ended (only a failure or a timeout ends one)
+                pid, status = os.waitpid(-1, os.WNOHANG)
+                if pid == 0:
+                    break
+                workers.discard(pid)
+                log(failures, f"stub server worker {pid} ended with wait status {status:#x}")
+                workers.add(start_worker(listener, token, code, failures))
+    finally:
+        for pid in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        for pid in workers:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
 
 
 if __name__ == "__main__":

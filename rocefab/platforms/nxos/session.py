@@ -31,6 +31,7 @@ from rocefab.deploy.indented_diff import aligned_lines
 from rocefab.deploy.inventory import Transport
 from rocefab.deploy.preserve import ReplacePreview, carry_preserved, replace_preview, without_preserved
 from rocefab.deploy.session import DeployError, DeviceSession, describe
+from rocefab.deploy.ssh import host_key_name, known_hosts
 from rocefab.platforms.nxos import PRESERVED
 
 if TYPE_CHECKING:
@@ -76,9 +77,15 @@ class NxosSession(DeviceSession):
             if a.scheme == "https":
                 optional["ssl_verify"] = str(a.ca_file) if (a.verify_tls and a.ca_file) else a.verify_tls
         if a.verify_host_key:
-            # netmiko refuses an SSH host key that is not in this known_hosts file.
-            optional.update(ssh_strict=True, system_host_keys=False, alt_host_keys=True,
-                            alt_key_file=str(a.known_hosts))
+            # netmiko refuses an SSH host key that is not in this known_hosts file: the inventory's, cut to this
+            # device's entries (under each name its legs may check), since netmiko loads the whole file per leg
+            # and paramiko's load compares each line with all before it.
+            known = a.known_hosts
+            if known.is_file():
+                known = Path(self._tmp.name) / "known_hosts"
+                known.write_text(known_hosts(a.known_hosts).file_for(
+                    host_key_name(a.host, a.ssh_port), host_key_name(a.host, a.port), a.host), encoding="utf-8")
+            optional.update(ssh_strict=True, system_host_keys=False, alt_host_keys=True, alt_key_file=str(known))
         else:
             optional["ssh_strict"] = False
         self._device = get_network_driver(driver)(
