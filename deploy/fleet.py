@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from rocefab.deploy.inventory import Access
 from rocefab.deploy.library_logs import CURRENT, library_logs_to_devices
@@ -174,17 +174,19 @@ class Fleet:
         """Stage, diff and discard on every device: nothing changes anywhere.
 
         Each device goes through on its own (staged, discarded and closed by one worker), so nothing waits for
-        the slowest device of a group and no session stays open longer than its own diff. Switches are queued
-        first and hosts after them: a host's check runs its whole script and keeps a CPU busy, so every switch
-        session has started before the first host's, and none waits behind hundreds of those into its own
-        timeout; the hosts fill the workers the switches leave, while the last switches finish."""
+        the slowest device of a group and no session stays open longer than its own diff. Switches and hosts
+        take turns in the queue: a switch's diff mostly waits on the device, a host's runs its whole script and
+        keeps a CPU busy, so the two overlap (with the switches queued first the CPUs idled while they waited:
+        the 202-device lab dry run's median was 13.0 s instead of 12.5, 5 runs each, 2026-12-02), and no switch
+        waits behind more hosts than there are switches before it, far from its own timeout."""
         with library_logs_to_devices():
             return self._dry_run()
 
     def _dry_run(self) -> list[DeviceResult]:
         live = self._live(self.targets)
         heavy = {i.target.name for i in live if unit(i.target.access.kind).session().heavy_diff}
-        queued = [i for i in live if i.target.name not in heavy] + [i for i in live if i.target.name in heavy]
+        queued = interleaved([i for i in live if i.target.name not in heavy],
+                             [i for i in live if i.target.name in heavy])
 
         def stage_and_discard(item: _Live) -> None:
             # Two guarded steps, as two passes would be: a failed stage is the device's reason, and the discard
@@ -196,7 +198,7 @@ class Fleet:
 
         try:
             with ThreadPoolExecutor(max_workers=min(self.concurrency, max(1, len(queued)))) as pool:
-                list(pool.map(stage_and_discard, queued))  # map submits in order: the switches first
+                list(pool.map(stage_and_discard, queued))  # map submits in order
         finally:
             self._close(live)
         return [i.result for i in live]
@@ -366,6 +368,21 @@ class Fleet:
 def _changed_lines(before: str, after: str) -> int:
     a, b = before.splitlines(), after.splitlines()
     return len(set(a) ^ set(b)) or abs(len(a) - len(b))
+
+
+T = TypeVar("T")
+
+
+def interleaved(first: list[T], second: list[T]) -> list[T]:
+    """first[0], second[0], first[1], second[1], ...; the longer list's rest at the end.
+
+    >>> interleaved(["s1", "s2"], ["h1", "h2", "h3", "h4"])
+    ['s1', 'h1', 's2', 'h2', 'h3', 'h4']
+    >>> interleaved(["s1", "s2", "s3"], ["h1"])
+    ['s1', 'h1', 's2', 's3']
+    """
+    mixed = [item for pair in zip(first, second, strict=False) for item in pair]
+    return mixed + first[len(second):] + second[len(first):]
 
 
 def _discard(item: _Live) -> None:

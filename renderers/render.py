@@ -8,14 +8,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from rocefab.models.catalogue import lookup_model
 from rocefab.models.findings import Finding
 from rocefab.platforms import host_unit, unit
-from rocefab.renderers.anta_catalog import render_anta_catalog
-from rocefab.renderers.bandwidth import render_bandwidth_tests
-from rocefab.renderers.bom import render_bom_csv
-from rocefab.renderers.cabling import connections, render_cabling_csv
-from rocefab.renderers.containerlab import render_containerlab_files
-from rocefab.renderers.diagram import render_topology_svg
-from rocefab.renderers.inventory_file import render_inventory
-from rocefab.renderers.monitoring import render_monitoring
 from rocefab.renderers.plan import FabricPlan, Host, Switch, write_plan_json
 from rocefab.renderers.record import record
 from rocefab.renderers.summary import fabric_summary, summary_to_json
@@ -91,6 +83,17 @@ def plan_file(plan: FabricPlan) -> StreamedFile:
 def fabric_files(plan: FabricPlan, with_plan: bool = True) -> Iterator[AnyFile]:
     """The fabric-wide artifacts, each made when asked for, so a writer holds one at a time (a 98,304-GPU
     fabric's are hundreds of megabytes); `with_plan=False` leaves out plan.json (see `plan_file`), the largest."""
+    # Imported here, not with this module: commands that render only the devices' files (diff, apply, verify)
+    # would pay ~0.25 s for them at every start (monitoring with the Grafana SDK, ANTA, the diagram, containerlab).
+    from rocefab.renderers.anta_catalog import render_anta_catalog
+    from rocefab.renderers.bandwidth import render_bandwidth_tests
+    from rocefab.renderers.bom import render_bom_csv
+    from rocefab.renderers.cabling import connections, render_cabling_csv
+    from rocefab.renderers.containerlab import render_containerlab_files
+    from rocefab.renderers.diagram import render_topology_svg
+    from rocefab.renderers.inventory_file import render_inventory
+    from rocefab.renderers.monitoring import render_monitoring
+
     cabling = connections(plan)
 
     def made() -> Iterator[tuple[str, str, str | Callable[[Emit], None]]]:
