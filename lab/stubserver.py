@@ -41,7 +41,7 @@ shared process. The server first forked a child per call (a private copy of the 
 2026-12-02 a few forked workers each serve one call at a time in their own process, wearing the client's state for
 the call and their own after it, so the stubs stay as they are and a hung stub holds one worker: the server's CPU
 for one host's --check (8 calls) fell from 57 to 13 ms, the 202-device dry run's lab CPU from 27.9 to 17.2 CPU-s
-(wall 21.4 -> 15.7 s at -j 16). (2) A compiled client: saves
+(wall 21.4 -> 15.7 s at -j 16; both measured in the same hour, 2026-12-02 07:15-07:30). (2) A compiled client: saves
 most of the bash start; built where a C compiler is (lab/stubclient.py; 2.9 -> 1.7 CPU-ms per call on the calling
 side, a `$(...)` subshell included, measured 2026-12-02 at load 8), the bash client elsewhere. (3) Relaying stdout and
 stderr over the socket: needs framing, and bash reads a socket byte by byte, so the client would fork `head` or
