@@ -51,20 +51,24 @@ class _TemplateCache(jinja2.FileSystemBytecodeCache):
 
 
 def template_cache() -> jinja2.BytecodeCache | None:
-    """The templates compiled once per rocefab release and user, not once per run (compiling them was 0.3 of a
-    dry run's 1.9 CPU-s before its first device): kept in $XDG_CACHE_HOME/rocefab/templates (~/.cache), a folder
-    only its user can write, since what it holds is loaded as code. Jinja checks each entry against its
-    template's source and the interpreter's bytecode version, so an edited template or another Python compiles
-    again. None (no cache) where that folder cannot be made ours."""
+    """Each template compiled once per version of its source and user, not once per run (compiling them was 0.3
+    of a dry run's 1.9 CPU-s before its first device): kept in $XDG_CACHE_HOME/rocefab/templates (~/.cache),
+    folders only their user can write, since what they hold is loaded as code. Jinja checks each entry against
+    its template's source and the interpreter's bytecode version, so an edited template or another Python
+    compiles again. None (no cache) where those folders cannot be made ours."""
     if os.environ.get(CACHE_SWITCH) == "0":
         return None
     try:
         root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
         folder = root / "rocefab" / "templates"
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        st = folder.stat()
-        if st.st_uid != os.getuid() or st.st_mode & 0o077 or not os.access(folder, os.W_OK):
-            return None  # another user's, or open to others: its entries could be anybody's code
+        folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, exist_ok=True)
+        for made in (folder.parent, folder):  # whoever can write either could put code in the other's place
+            st = made.stat()
+            if st.st_uid != os.getuid() or st.st_mode & 0o022:
+                return None  # another user's, or open to others: its entries could be anybody's code
+        if folder.stat().st_mode & 0o077 or not os.access(folder, os.W_OK):
+            return None
     except (OSError, RuntimeError):  # RuntimeError: no home folder to be found
         return None
     return _TemplateCache(str(folder))

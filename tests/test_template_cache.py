@@ -48,6 +48,10 @@ def test_a_folder_others_can_write_is_not_used(tmp_path: Path, monkeypatch: pyte
     assert templating.template_cache() is None
     folder.chmod(0o700)
     assert templating.template_cache() is not None
+    folder.parent.chmod(0o777)  # the folder holding it: whoever writes there could swap the cache folder
+    assert templating.template_cache() is None
+    folder.parent.chmod(0o755)
+    assert templating.template_cache() is not None
 
 
 def test_the_switch_and_an_unusable_folder_turn_it_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
