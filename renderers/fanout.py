@@ -8,6 +8,7 @@ expensive switches and the cheap hosts alike. The folder is the same, byte for b
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -16,7 +17,7 @@ from pathlib import Path
 from rocefab.models.findings import Finding
 from rocefab.renderers.output import Entry, Source, publish, write_files
 from rocefab.renderers.plan import FabricPlan
-from rocefab.renderers.render import device_files, device_lines, fabric_files, plan_file, summary_file
+from rocefab.renderers.render import device_lines, fabric_files, iter_device_files, plan_file, summary_file
 
 # Below this many devices a worker process costs more than it saves.
 PARALLEL_MIN_DEVICES = 64
@@ -27,7 +28,7 @@ _plan: FabricPlan | None = None  # set in the parent just before forking; worker
 
 def _render_share(folder: Path, devices: range) -> list[Entry]:
     assert _plan is not None
-    return write_files(folder, device_files(_plan, devices))
+    return write_files(folder, iter_device_files(_plan, devices))
 
 
 def _render_plan_file(folder: Path) -> list[Entry]:
@@ -45,7 +46,7 @@ def _fill_files(plan: FabricPlan, folder: Path, jobs: int, min_devices: int) -> 
     count = len(plan.switches) + len(plan.hosts)
     workers = min(jobs, count)
     if workers < 2 or count < min_devices or "fork" not in multiprocessing.get_all_start_methods():
-        return write_files(folder, [*device_files(plan, range(count)), *fabric_files(plan)])
+        return write_files(folder, itertools.chain(iter_device_files(plan, range(count)), fabric_files(plan)))
     global _plan
     _plan = plan
     try:

@@ -195,23 +195,34 @@ def _check_target(target: Path) -> None:
 
 
 def _collisions(target: Path, new: Iterable[str], owned: set[str]) -> list[str]:
-    """New paths that would overwrite (or sit under) something of the folder no manifest claims."""
+    """New paths that would overwrite (or sit under) something of the folder no manifest claims.
+
+    One listing per folder, not a stat per path: a 98,304-GPU fabric writes 57,000 files into a handful of
+    folders, and four failed stats per file cost seconds of system time."""
+    listings: dict[str, frozenset[str] | None] = {}  # per folder: its entries; None when a file or link blocks it
+
+    def listing(folder: str) -> frozenset[str] | None:
+        if folder not in listings:
+            here = target / folder
+            parent = folder.rpartition("/")[0]
+            if folder and (listing(parent) is None or here.is_symlink() or (here.exists() and not here.is_dir())):
+                # a parent that exists as a file (or a symlink, which could lead outside) blocks the path
+                listings[folder] = None
+            else:
+                try:
+                    listings[folder] = frozenset(entry.name for entry in here.iterdir())
+                except FileNotFoundError:
+                    listings[folder] = frozenset()
+        return listings[folder]
+
     clashes = []
     for path in new:
         if path in owned:
             continue
-        here = target / path
-        if here.exists() or here.is_symlink():
+        folder, _, name = path.rpartition("/")
+        names = listing(folder)
+        if names is None or name in names:  # listed: there as a file, a folder or a link, dangling or not
             clashes.append(path)
-            continue
-        # a parent that exists as a file (or a symlink, which could lead outside) blocks the path too
-        for parent in Path(path).parents:
-            if str(parent) == ".":
-                break
-            p = target / parent
-            if p.is_symlink() or (p.exists() and not p.is_dir()):
-                clashes.append(path)
-                break
     return clashes
 
 
@@ -249,6 +260,29 @@ def _remove_abandoned_staging(target: Path) -> None:
             shutil.rmtree(child, ignore_errors=True)
 
 
+def _move_into_place(staging: Path, target: Path, new: Sequence[str]) -> None:
+    """Rename each staged file over its place in `target`; a folder the target does not have yet moves whole,
+    in one rename (a fresh render of a 98,304-GPU fabric: 57,000 renames fewer). Only the staged files live in
+    the staging folder, so a folder moved whole carries nothing but new files."""
+    moved: dict[str, bool] = {"": False}  # per folder met: whether it moved whole (with all its files)
+
+    def place(folder: str) -> bool:
+        if folder not in moved:
+            parent = folder.rpartition("/")[0]
+            if place(parent):
+                moved[folder] = True
+            elif (target / folder).exists():
+                moved[folder] = False
+            else:
+                (staging / folder).rename(target / folder)
+                moved[folder] = True
+        return moved[folder]
+
+    for path in new:
+        if not place(path.rpartition("/")[0]):
+            (staging / path).replace(target / path)
+
+
 def publish(target: Path, fill: Callable[[Path], list[Entry]], source: Source | None = None) -> list[Entry]:
     """Let `fill` write into a staging folder inside `target`, then move its files into place (see the
     module's docstring); returns the manifest entries."""
@@ -271,13 +305,7 @@ def publish(target: Path, fill: Callable[[Path], list[Entry]], source: Source | 
         # leaves no rocefab file unclaimed (the next render then replaces or removes it).
         claim = [*entries, *(Entry(p, "fabric", "stale", "") for p in stale)]
         (target / MANIFEST).write_text(manifest_json(claim, source), encoding="utf-8")
-        made: set[Path] = set()
-        for path in new:
-            here = target / path
-            if here.parent not in made:
-                here.parent.mkdir(parents=True, exist_ok=True)
-                made.add(here.parent)
-            (staging / path).replace(here)
+        _move_into_place(staging, target, new)
         for path in stale:
             with contextlib.suppress(FileNotFoundError):
                 (target / path).unlink()

@@ -67,13 +67,17 @@ def _host_files(plan: FabricPlan, host: Host) -> list[RenderedFile]:
             for f in hosts.files()(plan, host, hosts.target)]
 
 
+def iter_device_files(plan: FabricPlan, devices: Iterable[int]) -> Iterator[RenderedFile]:
+    """Files of the devices numbered `devices`, counting switches first, then hosts, each device's made when
+    the one before is consumed: a writer holds one device's files at a time, not a whole fabric's."""
+    n = len(plan.switches)
+    for i in devices:
+        yield from _switch_files(plan, plan.switches[i]) if i < n else _host_files(plan, plan.hosts[i - n])
+
+
 def device_files(plan: FabricPlan, devices: Iterable[int]) -> list[RenderedFile]:
     """Files of the devices numbered `devices`, counting switches first, then hosts."""
-    n = len(plan.switches)
-    files: list[RenderedFile] = []
-    for i in devices:
-        files.extend(_switch_files(plan, plan.switches[i]) if i < n else _host_files(plan, plan.hosts[i - n]))
-    return files
+    return list(iter_device_files(plan, devices))
 
 
 def plan_file(plan: FabricPlan) -> StreamedFile:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -118,6 +119,33 @@ def test_a_symlinked_folder_on_the_way_is_refused(tmp_path: Path) -> None:
     with pytest.raises(OutputError, match=r"switches/leaf\.cfg"):
         _publish(out, [RenderedFile("switches/leaf.cfg", "leaf", "test", "x\n")])
     assert list(elsewhere.iterdir()) == []
+
+
+def test_new_nested_folders_and_existing_ones_both_end_up_complete(tmp_path: Path) -> None:
+    # a/ exists (with a file of the site's), a/b/ and c/d/e/ do not: those move whole, a/'s files one by one
+    out = tmp_path / "out"
+    (out / "a").mkdir(parents=True)
+    (out / "a" / "mine.txt").write_text("kept")
+    files = _files(a__one="1\n", a__b__two="2\n", a__b__three="3\n", c__d__e__four="4\n", five="5\n")
+    _publish(out, files)
+    assert _tree(out) == {"a/mine.txt": "kept", "a/one": "1\n", "a/b/two": "2\n", "a/b/three": "3\n",
+                          "c/d/e/four": "4\n", "five": "5\n", MANIFEST: (out / MANIFEST).read_text()}
+    assert not [p for p in out.iterdir() if p.name.startswith(STAGING_PREFIX)]
+
+
+@pytest.mark.parametrize("blocker", ["dangling link", "file for a folder"])
+def test_what_a_listing_shows_blocks_like_a_file(tmp_path: Path, blocker: str) -> None:
+    out = tmp_path / "out"
+    (out / "switches").mkdir(parents=True)
+    if blocker == "dangling link":
+        (out / "switches" / "leaf.cfg").symlink_to(tmp_path / "nowhere")
+        path = "switches/leaf.cfg"
+    else:
+        (out / "switches" / "hosts").write_text("a file where a folder would go")
+        path = "switches/hosts/gpu.sh"
+    with pytest.raises(OutputError, match=re.escape(path)):
+        _publish(out, [RenderedFile(path, "x", "test", "x\n"), RenderedFile("other/ok", "x", "test", "y\n")])
+    assert not (out / "other").exists()
 
 
 def test_a_failed_render_changes_nothing(tmp_path: Path) -> None:
