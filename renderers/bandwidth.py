@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import shlex
 from collections.abc import Iterator
 from typing import Any
 
@@ -70,14 +71,48 @@ def hostlist(names: list[str] | tuple[str, ...]) -> str:
 
 def perftest_command(pair: PerftestPair, bw: BandwidthPlan, side: str) -> str:
     """The ib_write_bw command line of one side of a pair, as run-perftest.sh runs it on the host."""
-    port = pair.client if side == "client" else pair.server
-    gid = str(bw.gid_index) if bw.gid_index is not None else f"<index of GID {roce_gid(port.address)}>"
-    words = ["ib_write_bw", "-d", port.device, "-x", gid, "-F", "--report_gbits", "-D", str(bw.duration_s),
-             "-q", str(pair.qps), "-p", str(pair.port), f"--tclass={bw.tclass}"]
-    return " ".join([*words, pair.server.address] if side == "client" else words)
+    return _Printer(bw).command(pair, side)
 
 
-def _rounds_text(plan: FabricPlan, bw: BandwidthPlan) -> str:
+class _Printer:
+    """The per-pair text of the bandwidth files, with what repeats computed once: a 98,304-GPU fabric has
+    98,304 pairs but each port's GID and each pair's common options are the same few strings."""
+
+    def __init__(self, bw: BandwidthPlan) -> None:
+        self.bw = bw
+        self.gids: dict[str, str] = {}
+        self.quoted: dict[str, str] = {}
+        # the options after the GID up to the QPs, then after them up to the end
+        self.timing = f"-F --report_gbits -D {bw.duration_s} -q"
+        self.tclass = f"--tclass={bw.tclass}"
+
+    def gid(self, address: str) -> str:
+        found = self.gids.get(address)
+        if found is None:
+            found = self.gids[address] = roce_gid(address)
+        return found
+
+    def quote(self, word: str) -> str:
+        found = self.quoted.get(word)
+        if found is None:
+            found = self.quoted[word] = shlex.quote(word)
+        return found
+
+    def command(self, pair: PerftestPair, side: str) -> str:
+        port = pair.client if side == "client" else pair.server
+        index = self.bw.gid_index
+        gid = str(index) if index is not None else f"<index of GID {self.gid(port.address)}>"
+        words = f"ib_write_bw -d {port.device} -x {gid} {self.timing} {pair.qps} -p {pair.port} {self.tclass}"
+        return f"{words} {pair.server.address}" if side == "client" else words
+
+    def pair_line(self, pair: PerftestPair) -> str:
+        """One `pair` call of run-perftest.sh (its arguments as the script's pair() takes them)."""
+        c, s, q = pair.client, pair.server, self.quote
+        return (f"pair {pair.round} {pair.number} {q(c.host)} {q(c.device)} {self.gid(c.address)} {q(s.host)} "
+                f"{q(s.device)} {self.gid(s.address)} {s.address} {pair.port} {pair.qps}\n")
+
+
+def _rounds_text(plan: FabricPlan, bw: BandwidthPlan, printer: _Printer) -> str:
     cover = coverage(plan, bw.pairs)
     lines = [f"# {line}" for line in header_lines(plan.source, TARGET, "fabric")]
     lines += [
@@ -103,8 +138,8 @@ def _rounds_text(plan: FabricPlan, bw: BandwidthPlan) -> str:
         lines += [
             f"  pair {pair.number}: {pair.client.name} -> {pair.server.name} ({pair.scope}), {pair.qps} QPs, "
             f"at least {pair.min_gbps:g} Gb/s ({bw.percent} % of {pair.line_rate_gbps} Gb/s)",
-            f"    server {pair.server.host} {pair.server.address}: {perftest_command(pair, bw, 'server')}",
-            f"    client {pair.client.host} {pair.client.address}: {perftest_command(pair, bw, 'client')}",
+            f"    server {pair.server.host} {pair.server.address}: {printer.command(pair, 'server')}",
+            f"    client {pair.client.host} {pair.client.address}: {printer.command(pair, 'client')}",
         ]
     return "\n".join(lines) + "\n"
 
@@ -141,13 +176,12 @@ def render_bandwidth_tests(plan: FabricPlan) -> Iterator[tuple[str, str, str]]:
     scripts are the .sh and .sbatch ones."""
     bw = bandwidth_plan(plan)
     header = header_lines(plan.source, TARGET, "fabric")
-    pairs = [{"round": p.round, "number": p.number, "client": p.client, "server": p.server, "port": p.port,
-              "qps": p.qps, "client_gid": roce_gid(p.client.address), "server_gid": roce_gid(p.server.address)}
-             for p in bw.pairs]
+    printer = _Printer(bw)
     q = plan.qos
-    yield f"{FOLDER}/perftest-rounds.txt", "perftest-plan", _rounds_text(plan, bw)
+    yield f"{FOLDER}/perftest-rounds.txt", "perftest-plan", _rounds_text(plan, bw, printer)
     yield f"{FOLDER}/run-perftest.sh", "perftest-script", render(
-        "bandwidth/run-perftest.sh.j2", header=header, pairs=pairs, rounds=bw.rounds, duration=bw.duration_s,
+        "bandwidth/run-perftest.sh.j2", header=header,
+        pair_lines="".join(map(printer.pair_line, bw.pairs)), rounds=bw.rounds, duration=bw.duration_s,
         tclass=bw.tclass, dscp=q.roce_dscp, priority=q.roce_priority, gid_index=bw.gid_index,
         expected_name=EXPECTED)
     if bw.nccl is not None:
