@@ -31,3 +31,36 @@ def test_one_port_per_line() -> None:
 def test_refuses_what_json_cannot_hold() -> None:
     with pytest.raises(TypeError):
         dumps_outline({"a": object()})
+
+
+@dataclasses.dataclass(frozen=True)
+class _One:
+    name: str
+
+
+@dataclasses.dataclass(frozen=True)
+class _Pair:
+    left: _One
+    right: int
+
+
+@dataclasses.dataclass(frozen=True)
+class _Holder:
+    items: tuple[_Pair, ...]
+
+
+def test_record_lists_of_every_shape_print_the_same_values() -> None:
+    # the one-class list of flat records takes the fast path; a mixed list, a list holding one-field records
+    # and a record holding a list of records each take the general one
+    pairs = tuple(_Pair(_One(f"p{i}"), i) for i in range(5000))  # more than one 4,096-record piece
+    document = {"pairs": pairs, "mixed": [_One("a"), _Pair(_One("b"), 2), {"c": [1]}], "ones": [_One("x")],
+                "holder": _Holder(pairs[:2]), "empty": ()}
+    text = dumps_outline(document)
+    assert json.loads(text) == json.loads(json.dumps({
+        "pairs": [dataclasses.asdict(p) for p in pairs],
+        "mixed": [{"name": "a"}, {"left": {"name": "b"}, "right": 2}, {"c": [1]}], "ones": [{"name": "x"}],
+        "holder": {"items": [dataclasses.asdict(p) for p in pairs[:2]]}, "empty": []}))
+    lines = text.splitlines()
+    assert lines[1:4] == ['  "pairs": [', '    {"left": {"name": "p0"}, "right": 0},',
+                          '    {"left": {"name": "p1"}, "right": 1},']
+    assert '    {"left": {"name": "p4096"}, "right": 4096},' in lines
