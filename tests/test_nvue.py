@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import shlex
 from typing import Any
 
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from rocefab.models.loader import load_yaml12
 from rocefab.platforms.cumulus.config import _quote, nv_set_commands
-from rocefab.platforms.cumulus.document_text import set_document_text
+from rocefab.platforms.cumulus.document_text import Shared, set_document_text
 from rocefab.renderers.yamltext import dump_block
 
 CUMULUS = [(name, f.device) for name in EXAMPLES for f in example_files(name) if f.kind == "nvue-yaml"]
@@ -69,6 +70,9 @@ _TREES = st.recursive(
     max_leaves=40,
 )
 
+_SLOTS = [("interface", "swp1", "link"), ("interface", "swp2", "link"), ("vrf", "bfd"), ("deep", "a", "b", "c"),
+          ("top",)]
+
 
 @given(st.dictionaries(_TOKENS, _TREES, min_size=1, max_size=5))
 def test_one_walk_prints_what_the_two_walkers_print(tree: dict[Any, Any]) -> None:
@@ -82,6 +86,26 @@ def test_one_walk_prints_what_the_two_walkers_print(tree: dict[Any, Any]) -> Non
             set_document_text(tree, "nv set", _quote)
     else:
         assert set_document_text(tree, "nv set", _quote) == expected
+
+
+@given(_TREES.filter(lambda t: isinstance(t, dict) and bool(t)), st.lists(st.sampled_from(_SLOTS), min_size=1))
+def test_a_shared_subtree_prints_as_a_copy_would(subtree: dict[Any, Any], slots: list[tuple[str, ...]]) -> None:
+    """One Shared object in several places and depths of a tree: the one walk reuses its text, which must be
+    what the general walkers print for the same tree with a plain copy in each place."""
+    shared, copied = Shared(subtree), subtree
+    tree: dict[Any, Any] = {}
+    plain: dict[Any, Any] = {}
+    for slot in slots:
+        for target, value in ((tree, shared), (plain, copy.deepcopy(copied))):
+            node = target
+            for key in slot[:-1]:
+                node = node.setdefault(key, {})
+            node[slot[-1]] = value
+    try:
+        expected = (dump_block([{"set": plain}]), nv_set_commands(plain))
+    except ValueError:
+        return  # a key no configuration may have: covered by the test above
+    assert set_document_text(tree, "nv set", _quote) == expected
 
 
 def test_one_walk_leaves_other_values_to_the_general_walkers() -> None:

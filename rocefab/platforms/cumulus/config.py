@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from rocefab.platforms.cumulus import SPEC
-from rocefab.platforms.cumulus.document_text import set_document_text
+from rocefab.platforms.cumulus.document_text import Shared, set_document_text
 from rocefab.platforms.cumulus.services import apply_raw, services_tree
 from rocefab.platforms.unit import UnitFile
 from rocefab.renderers.common import adaptive_routing_port, egress_queues, explicit_dscp_map, unused_children
@@ -35,21 +35,28 @@ def _interfaces(switch: Switch, watchdog: bool) -> Tree:
     lb = switch.load_balancing
     adaptive_routing = lb is not None and lb.adaptive_routing
     interfaces: Tree = {}
+    # subtrees that recur from port to port, one object each (document_text.Shared: printed once)
+    links: dict[str | None, Shared] = {}
+    watchdog_entry = Shared({"pfc-watchdog": {}})
+    adaptive_entry = Shared({"adaptive-routing": {"enable": ON}})
+    edge_port = Shared({"admin-edge": ON, "bpdu-guard": ON})
 
     for breakout in switch.breakouts:
         interfaces[breakout.parent] = {"link": {"breakout": {f"{breakout.factor}x": {}}}, "type": "swp"}
     for port in switch.ports:
-        link: Tree = {"mtu": mtu, "state": {"up": {}}}
-        if port.broken_out:
-            link["speed"] = f"{port.speed_gbps}G"
+        lane_speed = f"{port.speed_gbps}G" if port.broken_out else None
+        link = links.get(lane_speed)
+        if link is None:
+            link = links[lane_speed] = Shared({"mtu": mtu, "state": {"up": {}}} if lane_speed is None else
+                                              {"mtu": mtu, "state": {"up": {}}, "speed": lane_speed})
         entry: Tree = {"description": port.description, "link": link, "type": "swp"}
         if port.ipv4:
             entry["ip"] = {"address": {port.ipv4: {}}}
         if watchdog:
             # A per-port setting, allowed on physical swp ports only (bond members included).
-            entry["qos"] = {"pfc-watchdog": {}}
+            entry["qos"] = watchdog_entry
         if adaptive_routing and adaptive_routing_port(port, SPEC):
-            entry["router"] = {"adaptive-routing": {"enable": ON}}
+            entry["router"] = adaptive_entry
         interfaces[port.name] = entry
     for name, speed, _lanes in unused_children(switch):
         interfaces[name] = {"description": "unused breakout lane", "link": {"speed": f"{speed}G",
@@ -64,8 +71,7 @@ def _interfaces(switch: Switch, watchdog: bool) -> Tree:
             bond["mlag"] = {"enable": ON, "id": lag.mlag_id}
             # A host port is an edge port; BPDU guard shuts it if a bridge appears there (Cumulus 5.14 STP guide:
             # admin-edge without BPDU guard risks a loop).
-            entry["bridge"] = {"domain": {BRIDGE: {"access": lag.access_vlan,
-                                                   "stp": {"admin-edge": ON, "bpdu-guard": ON}}}}
+            entry["bridge"] = {"domain": {BRIDGE: {"access": lag.access_vlan, "stp": edge_port}}}
             entry["type"] = "bond"
         interfaces[lag.name] = entry
     if switch.mlag is not None:
@@ -146,9 +152,9 @@ def _bgp(switch: Switch) -> Tree:
     timers = switch.bgp.bfd
     # Cumulus 5.14 sets BFD per neighbour (`... neighbor <id> bfd enable on`, timers alongside; 5.15 moves them
     # to profiles); the timers are written out even at their defaults, as the NVUE document holds every value.
-    bfd: Tree | None = None if timers is None else {
+    bfd: Tree | None = None if timers is None else Shared({
         "detect-multiplier": timers.multiplier, "enable": ON, "min-rx-interval": timers.min_rx_ms,
-        "min-tx-interval": timers.interval_ms}
+        "min-tx-interval": timers.interval_ms})
     for n in switch.bgp.neighbors:
         key = n.interface or n.address
         assert key is not None
@@ -158,7 +164,7 @@ def _bgp(switch: Switch) -> Tree:
             "type": "unnumbered" if n.interface else "numbered",
         }
         if bfd is not None:
-            neighbors[key]["bfd"] = dict(bfd)  # a copy each: a shared object would dump as a YAML alias
+            neighbors[key]["bfd"] = bfd
     ipv4: Tree = {}
     if switch.bgp.aggregates:
         # Cumulus 5.14 "Optional BGP Configuration", Aggregate Addresses: summary-only suppresses the longer prefixes

@@ -19,6 +19,12 @@ class _NotPlain(Exception):
     """A value other than a map, a string or an integer."""
 
 
+class Shared(dict[str, Any]):
+    """A subtree the builder puts in many places of one document (every port's link settings, every neighbour's
+    BFD timers): the walk prints it once per depth and reuses the text wherever the same object recurs, about a
+    third of a rail leaf's nodes. It must not change once in the tree; to every other reader it is a dict."""
+
+
 def set_document_text(tree: dict[Any, Any], prefix: str, quote: Callable[[str], str]) -> tuple[str, list[str]] | None:
     """(`dump_block([{"set": tree}])`, the `nv set` lines of `tree` under `prefix`, each token through `quote`),
     or None when the tree holds anything but maps, strings and integers."""
@@ -41,6 +47,8 @@ class _Printed:
         self.quote = quote
         self.keys: dict[Any, str] = {}
         self.tokens: dict[str, str] = {}
+        # per Shared subtree and depth: its YAML text and its `nv set` lines less the path before them
+        self.shared: dict[tuple[int, int], tuple[str, list[str]]] = {}
 
     def key(self, key: Any) -> str:
         text = self.keys[key] = yaml_key(key)
@@ -73,6 +81,9 @@ def _walk(tree: dict[Any, Any], indent: int, prefix: str, printed: _Printed, yam
             else:
                 to_yaml(head + " {}\n")
                 to_set(path)
+        elif kind is Shared and value:
+            to_yaml(head + "\n")
+            _walk_shared(value, indent + 2, path, printed, yaml_out, lines)
         elif kind is str:
             to_yaml(f"{head} {yaml_string(value)}\n")
             to_set(f"{path} {tokens.get(value) or printed.token(value)}")
@@ -81,3 +92,19 @@ def _walk(tree: dict[Any, Any], indent: int, prefix: str, printed: _Printed, yam
             to_set(f"{path} {value}")
         else:
             raise _NotPlain
+
+
+def _walk_shared(tree: Shared, indent: int, path: str, printed: _Printed, yaml_out: list[str],
+                 lines: list[str]) -> None:
+    known = printed.shared.get((id(tree), indent))  # the tree holds the object, so its id stays its own
+    if known is not None:
+        text, tails = known
+        yaml_out.append(text)
+        lines.extend([path + tail for tail in tails])
+        return
+    yaml_from, lines_from = len(yaml_out), len(lines)
+    _walk(tree, indent, path, printed, yaml_out, lines)
+    text = "".join(yaml_out[yaml_from:])
+    yaml_out[yaml_from:] = [text]
+    cut = len(path)
+    printed.shared[(id(tree), indent)] = (text, [line[cut:] for line in lines[lines_from:]])
