@@ -18,6 +18,7 @@ from rocefab.models.findings import Finding
 from rocefab.renderers.output import Entry, Source, publish, write_files
 from rocefab.renderers.plan import FabricPlan
 from rocefab.renderers.render import device_lines, fabric_files, iter_device_files, plan_file, summary_file
+from rocefab.renderers.summary import FabricSummary, fabric_summary
 
 # Below this many devices a worker process costs more than it saves.
 PARALLEL_MIN_DEVICES = 64
@@ -37,16 +38,20 @@ def _render_plan_file(folder: Path) -> list[Entry]:
 
 
 def _fill(plan: FabricPlan, folder: Path, jobs: int, min_devices: int, findings: Sequence[Finding]) -> list[Entry]:
-    entries = _fill_files(plan, folder, jobs, min_devices)
+    entries, summary = _fill_files(plan, folder, jobs, min_devices)
     lines = device_lines((e.device, e.lines) for e in entries)
-    return entries + write_files(folder, [summary_file(plan, lines, findings)])
+    return entries + write_files(folder, [summary_file(plan, lines, findings, summary)])
 
 
-def _fill_files(plan: FabricPlan, folder: Path, jobs: int, min_devices: int) -> list[Entry]:
+def _fill_files(plan: FabricPlan, folder: Path, jobs: int, min_devices: int) -> tuple[list[Entry], FabricSummary]:
+    """Every file but summary.md, and the summary that summary.json and summary.md are both made from (made
+    after the fork, so the workers need not wait for it)."""
     count = len(plan.switches) + len(plan.hosts)
     workers = min(jobs, count)
     if workers < 2 or count < min_devices or "fork" not in multiprocessing.get_all_start_methods():
-        return write_files(folder, itertools.chain(iter_device_files(plan, range(count)), fabric_files(plan)))
+        summary = fabric_summary(plan)
+        return write_files(folder, itertools.chain(iter_device_files(plan, range(count)),
+                                                   fabric_files(plan, summary=summary))), summary
     global _plan
     _plan = plan
     try:
@@ -56,8 +61,9 @@ def _fill_files(plan: FabricPlan, folder: Path, jobs: int, min_devices: int) -> 
             shares = SHARES_PER_WORKER * workers
             tasks = [pool.submit(_render_plan_file, folder),
                      *(pool.submit(_render_share, folder, range(k, count, shares)) for k in range(shares))]
-            fabric = write_files(folder, fabric_files(plan, with_plan=False))
-            return [entry for task in tasks for entry in task.result()] + fabric
+            summary = fabric_summary(plan)
+            fabric = write_files(folder, fabric_files(plan, with_plan=False, summary=summary))
+            return [entry for task in tasks for entry in task.result()] + fabric, summary
     finally:
         _plan = None
 

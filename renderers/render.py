@@ -10,7 +10,7 @@ from rocefab.models.findings import Finding
 from rocefab.platforms import host_unit, unit
 from rocefab.renderers.plan import FabricPlan, Host, Switch, write_plan_json
 from rocefab.renderers.record import record
-from rocefab.renderers.summary import fabric_summary, summary_to_json
+from rocefab.renderers.summary import FabricSummary, fabric_summary, summary_to_json
 from rocefab.renderers.summary_markdown import SUMMARY_MD, render_summary_markdown
 
 
@@ -84,9 +84,10 @@ def plan_file(plan: FabricPlan) -> StreamedFile:
     return StreamedFile("plan.json", "fabric", "plan", lambda emit: write_plan_json(plan, emit))
 
 
-def fabric_files(plan: FabricPlan, with_plan: bool = True) -> Iterator[AnyFile]:
+def fabric_files(plan: FabricPlan, with_plan: bool = True, summary: FabricSummary | None = None) -> Iterator[AnyFile]:
     """The fabric-wide artifacts, each made when asked for, so a writer holds one at a time (a 98,304-GPU
-    fabric's are hundreds of megabytes); `with_plan=False` leaves out plan.json (see `plan_file`), the largest."""
+    fabric's are hundreds of megabytes); `with_plan=False` leaves out plan.json (see `plan_file`), the largest;
+    `summary` is `fabric_summary(plan)` when the caller has it already."""
     # Imported here, not with this module: commands that render only the devices' files (diff, apply, verify)
     # would pay ~0.25 s for them at every start (monitoring with the Grafana SDK, ANTA, the diagram, containerlab).
     from rocefab.renderers.anta_catalog import render_anta_catalog
@@ -105,7 +106,7 @@ def fabric_files(plan: FabricPlan, with_plan: bool = True) -> Iterator[AnyFile]:
         yield "bom.csv", "bill-of-materials", render_bom_csv(plan, cabling)
         yield "topology.svg", "topology-diagram", render_topology_svg(plan)
         yield from render_containerlab_files(plan)  # the topology, then each kept switch's startup config
-        yield "summary.json", "summary", summary_to_json(fabric_summary(plan))
+        yield "summary.json", "summary", summary_to_json(summary or fabric_summary(plan))
         yield "inventory.yaml", "inventory", render_inventory(plan)
         catalog = render_anta_catalog(plan)
         if catalog is not None:
@@ -121,9 +122,11 @@ def fabric_files(plan: FabricPlan, with_plan: bool = True) -> Iterator[AnyFile]:
         yield plan_file(plan)
 
 
-def summary_file(plan: FabricPlan, device_lines: dict[str, int], findings: Sequence[Finding]) -> RenderedFile:
+def summary_file(plan: FabricPlan, device_lines: dict[str, int], findings: Sequence[Finding],
+                 summary: FabricSummary | None = None) -> RenderedFile:
     """summary.md, written last: it counts the lines of every device's files."""
-    return RenderedFile(SUMMARY_MD, "fabric", "summary-page", render_summary_markdown(plan, device_lines, findings))
+    return RenderedFile(SUMMARY_MD, "fabric", "summary-page",
+                        render_summary_markdown(plan, device_lines, findings, summary))
 
 
 def device_lines(files: Iterable[tuple[str, int]]) -> dict[str, int]:
@@ -137,6 +140,7 @@ def device_lines(files: Iterable[tuple[str, int]]) -> dict[str, int]:
 
 def render_fabric(plan: FabricPlan, findings: Sequence[Finding] = ()) -> list[AnyFile]:
     """Every file of the fabric, in a fixed order: switches, hosts, then the fabric-wide artifacts."""
-    files = [*device_files(plan, range(len(plan.switches) + len(plan.hosts))), *fabric_files(plan)]
+    summary = fabric_summary(plan)
+    files = [*device_files(plan, range(len(plan.switches) + len(plan.hosts))), *fabric_files(plan, summary=summary)]
     lines = device_lines((f.device, f.content.count("\n")) for f in files)
-    return [*files, summary_file(plan, lines, findings)]
+    return [*files, summary_file(plan, lines, findings, summary)]

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from rocefab.models.findings import Finding
 from rocefab.renderers.headroom_rows import headroom_rows
 from rocefab.renderers.plan import FabricPlan
-from rocefab.renderers.summary import ecn_profiles, fabric_summary
+from rocefab.renderers.summary import FabricSummary, ecn_profiles, fabric_summary
 
 SUMMARY_MD = "summary.md"
 
@@ -25,8 +25,7 @@ def _cell(value: object) -> str:
     return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
-def _tiers(plan: FabricPlan) -> list[str]:
-    s = fabric_summary(plan)
+def _tiers(s: FabricSummary) -> list[str]:
     rails = f", {s.rails} rails" if s.rails else ""
     cables = ", ".join(f"{c.count} {c.kind} at {c.speed_gbps}G" for c in s.cables)
     return [
@@ -99,10 +98,12 @@ def _devices(plan: FabricPlan, lines: Mapping[str, int]) -> list[str]:
             "preflight)."]
 
 
-def render_summary_markdown(plan: FabricPlan, device_lines: Mapping[str, int], findings: Sequence[Finding]) -> str:
-    """The page for `plan`; `device_lines` counts each device's rendered lines, `findings` are the checks'."""
+def render_summary_markdown(plan: FabricPlan, device_lines: Mapping[str, int], findings: Sequence[Finding],
+                            summary: FabricSummary | None = None) -> str:
+    """The page for `plan`; `device_lines` counts each device's rendered lines, `findings` are the checks';
+    `summary` is `fabric_summary(plan)` when the caller has it already (a second of a 98,304-GPU fabric)."""
     sections = [
-        (f"Fabric {plan.source.fabric}", _tiers(plan)),
+        (f"Fabric {plan.source.fabric}", _tiers(summary or fabric_summary(plan))),
         ("QoS", _qos(plan)),
         ("PFC headroom (worst port per tier and platform)", _headroom(plan)),
         ("Findings", _findings(findings)),
