@@ -19,31 +19,36 @@ from rocefab.renderers.output import Entry, Source, publish, write_files
 from rocefab.renderers.plan import FabricPlan
 from rocefab.renderers.render import device_lines, fabric_files, iter_device_files, plan_file, summary_file
 from rocefab.renderers.summary import FabricSummary, fabric_summary
+from rocefab.renderers.unchanged import Unchanged
 
 # Below this many devices a worker process costs more than it saves.
 PARALLEL_MIN_DEVICES = 64
 SHARES_PER_WORKER = 4
 
-_plan: FabricPlan | None = None  # set in the parent just before forking; workers read their inherited copy
+# set in the parent just before forking; workers read their inherited copies
+_plan: FabricPlan | None = None
+_unchanged: Unchanged | None = None
 
 
 def _render_share(folder: Path, devices: range) -> list[Entry]:
     assert _plan is not None
-    return write_files(folder, iter_device_files(_plan, devices))
+    return write_files(folder, iter_device_files(_plan, devices), _unchanged)
 
 
 def _render_plan_file(folder: Path) -> list[Entry]:
     assert _plan is not None
-    return write_files(folder, [plan_file(_plan)])
+    return write_files(folder, [plan_file(_plan)], _unchanged)
 
 
-def _fill(plan: FabricPlan, folder: Path, jobs: int, min_devices: int, findings: Sequence[Finding]) -> list[Entry]:
-    entries, summary = _fill_files(plan, folder, jobs, min_devices)
+def _fill(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int, min_devices: int,
+          findings: Sequence[Finding]) -> list[Entry]:
+    entries, summary = _fill_files(plan, folder, unchanged, jobs, min_devices)
     lines = device_lines((e.device, e.lines) for e in entries)
-    return entries + write_files(folder, [summary_file(plan, lines, findings, summary)])
+    return entries + write_files(folder, [summary_file(plan, lines, findings, summary)], unchanged)
 
 
-def _fill_files(plan: FabricPlan, folder: Path, jobs: int, min_devices: int) -> tuple[list[Entry], FabricSummary]:
+def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
+                min_devices: int) -> tuple[list[Entry], FabricSummary]:
     """Every file but summary.md, and the summary that summary.json and summary.md are both made from (made
     after the fork, so the workers need not wait for it)."""
     count = len(plan.switches) + len(plan.hosts)
@@ -51,9 +56,9 @@ def _fill_files(plan: FabricPlan, folder: Path, jobs: int, min_devices: int) -> 
     if workers < 2 or count < min_devices or "fork" not in multiprocessing.get_all_start_methods():
         summary = fabric_summary(plan)
         return write_files(folder, itertools.chain(iter_device_files(plan, range(count)),
-                                                   fabric_files(plan, summary=summary))), summary
-    global _plan
-    _plan = plan
+                                                   fabric_files(plan, summary=summary)), unchanged), summary
+    global _plan, _unchanged
+    _plan, _unchanged = plan, unchanged
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             # plan.json, the largest single file, goes first to a worker; small shares let the workers even
@@ -62,14 +67,15 @@ def _fill_files(plan: FabricPlan, folder: Path, jobs: int, min_devices: int) -> 
             tasks = [pool.submit(_render_plan_file, folder),
                      *(pool.submit(_render_share, folder, range(k, count, shares)) for k in range(shares))]
             summary = fabric_summary(plan)
-            fabric = write_files(folder, fabric_files(plan, with_plan=False, summary=summary))
+            fabric = write_files(folder, fabric_files(plan, with_plan=False, summary=summary), unchanged)
             return [entry for task in tasks for entry in task.result()] + fabric, summary
     finally:
-        _plan = None
+        _plan = _unchanged = None
 
 
 def render_to_folder(plan: FabricPlan, target: Path, jobs: int, min_devices: int = PARALLEL_MIN_DEVICES,
                      source: Source | None = None, findings: Sequence[Finding] = ()) -> list[Entry]:
     """Render every file of `plan` into `target` (only rocefab's own files replaced, see `publish`) with up to
     `jobs` processes; returns the manifest entries."""
-    return publish(target, lambda folder: _fill(plan, folder, jobs, min_devices, findings), source)
+    return publish(target, lambda folder, unchanged: _fill(plan, folder, unchanged, jobs, min_devices, findings),
+                   source)

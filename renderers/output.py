@@ -24,6 +24,7 @@ from pathlib import Path
 
 from rocefab.renderers.record import record
 from rocefab.renderers.render import AnyFile, RenderedFile, StreamedFile
+from rocefab.renderers.unchanged import Unchanged, new_file_modes, read_exactly
 
 MANIFEST = "manifest.json"
 STAGING_PREFIX = ".rocefab-staging-"
@@ -42,6 +43,7 @@ class Entry:
     kind: str
     sha256: str
     lines: int = 0  # newlines in the file, for summary.md; not in the manifest
+    kept: bool = False  # already in the target as rendered (see unchanged.py): left there, not written
 
 
 @record
@@ -78,8 +80,9 @@ def source_of(intent: Path, version: str) -> Source:
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
 
 
-def write_files(folder: Path, files: Iterable[AnyFile]) -> list[Entry]:
+def write_files(folder: Path, files: Iterable[AnyFile], unchanged: Unchanged | None = None) -> list[Entry]:
     """Write `files` under `folder`, which holds none of them yet; modes follow the umask, as a compiler's do.
+    A file `unchanged` says the target holds already as rendered is not written (its entry says `kept`).
 
     Raw descriptors rather than `open()`: a large fabric is thousands of small files, and the buffered
     layer's extra system calls per file (fstat, isatty, lseek) cost more than the writing itself.
@@ -92,14 +95,24 @@ def write_files(folder: Path, files: Iterable[AnyFile]) -> list[Entry]:
         if path.parent not in made:
             path.parent.mkdir(parents=True, exist_ok=True)
             made.add(path.parent)
-        fd = os.open(path, _CREATE, 0o777 if f.executable else 0o666)
+        mode = 0o777 if f.executable else 0o666
+        if isinstance(f, StreamedFile):
+            writer = _Streamed(path, mode, unchanged.open_previous(f.path, f.executable) if unchanged else None)
+            try:
+                f.write(writer.emit)
+                kept = writer.finish()
+            finally:
+                writer.close()
+            entries.append(Entry(f.path, f.device, f.kind, writer.digest.hexdigest(), writer.lines, kept))
+            continue
+        data = f.content.encode()
+        digest, lines = hashlib.sha256(data).hexdigest(), data.count(b"\n")
+        if unchanged is not None and unchanged.holds(f.path, data, f.executable):
+            entries.append(Entry(f.path, f.device, f.kind, digest, lines, kept=True))
+            continue
+        fd = os.open(path, _CREATE, mode)
         try:
-            if isinstance(f, StreamedFile):
-                digest, lines = _write_pieces(fd, f)
-            else:
-                data = f.content.encode()
-                _write_all(fd, data)
-                digest, lines = hashlib.sha256(data).hexdigest(), data.count(b"\n")
+            _write_all(fd, data)
         finally:
             os.close(fd)
         entries.append(Entry(f.path, f.device, f.kind, digest, lines))
@@ -112,19 +125,52 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def _write_pieces(fd: int, f: StreamedFile) -> tuple[str, int]:
-    digest = hashlib.sha256()
-    lines = 0
+class _Streamed:
+    """A streamed file hashed and written piece by piece. Given the previous render's file (`previous`, open),
+    the pieces are first compared with it and nothing is written while they agree: the file is kept when all
+    agree, and at the first difference the agreed part is copied from it and writing goes on from there."""
 
-    def emit(text: str) -> None:
-        nonlocal lines
+    def __init__(self, path: Path, mode: int, previous: int | None) -> None:
+        self.path, self.mode, self.previous = path, mode, previous
+        self.digest = hashlib.sha256()
+        self.lines = 0
+        self.agreed = 0  # leading bytes equal to the previous file's, not written yet
+        self.fd: int | None = None
+
+    def emit(self, text: str) -> None:
         data = text.encode()
-        digest.update(data)
-        lines += data.count(b"\n")
-        _write_all(fd, data)
+        self.digest.update(data)
+        self.lines += data.count(b"\n")
+        if self.fd is None:
+            if self.previous is not None and read_exactly(self.previous, len(data)) == data:
+                self.agreed += len(data)
+                return
+            self._start()
+        assert self.fd is not None
+        _write_all(self.fd, data)
 
-    f.write(emit)
-    return digest.hexdigest(), lines
+    def _start(self) -> None:
+        self.fd = os.open(self.path, _CREATE, self.mode)
+        done = 0
+        while done < self.agreed:
+            assert self.previous is not None
+            chunk = os.pread(self.previous, min(1 << 20, self.agreed - done), done)
+            if not chunk:
+                raise OSError(f"{self.path.name}: the previous file shrank while it was read")
+            _write_all(self.fd, chunk)
+            done += len(chunk)
+
+    def finish(self) -> bool:
+        """Whether the previous file was kept (else the new one is complete)."""
+        kept = self.fd is None and self.previous is not None and os.read(self.previous, 1) == b""
+        if not kept and self.fd is None:
+            self._start()
+        return kept
+
+    def close(self) -> None:
+        for fd in (self.fd, self.previous):
+            if fd is not None:
+                os.close(fd)
 
 
 def manifest_json(files: Sequence[RenderedFile | Entry], source: Source | None = None) -> str:
@@ -283,9 +329,9 @@ def _move_into_place(staging: Path, target: Path, new: Sequence[str]) -> None:
             (staging / path).replace(target / path)
 
 
-def publish(target: Path, fill: Callable[[Path], list[Entry]], source: Source | None = None) -> list[Entry]:
-    """Let `fill` write into a staging folder inside `target`, then move its files into place (see the
-    module's docstring); returns the manifest entries."""
+def publish(target: Path, fill: Callable[[Path, Unchanged], list[Entry]], source: Source | None = None) -> list[Entry]:
+    """Let `fill` write into a staging folder inside `target` (skipping what `Unchanged` says is there already),
+    then move its files into place (see the module's docstring); returns the manifest entries."""
     _check_target(target)
     target.mkdir(parents=True, exist_ok=True)
     target = target.resolve()
@@ -293,7 +339,7 @@ def publish(target: Path, fill: Callable[[Path], list[Entry]], source: Source | 
     _remove_abandoned_staging(target)
     staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{_OWNER}-", dir=target))
     try:
-        entries = fill(staging)
+        entries = fill(staging, Unchanged(target, frozenset(owned), new_file_modes()))
         new = [e.path for e in entries]
         clashes = _collisions(target, new, owned)
         if clashes:
@@ -305,7 +351,7 @@ def publish(target: Path, fill: Callable[[Path], list[Entry]], source: Source | 
         # leaves no rocefab file unclaimed (the next render then replaces or removes it).
         claim = [*entries, *(Entry(p, "fabric", "stale", "") for p in stale)]
         (target / MANIFEST).write_text(manifest_json(claim, source), encoding="utf-8")
-        _move_into_place(staging, target, new)
+        _move_into_place(staging, target, [e.path for e in entries if not e.kept])
         for path in stale:
             with contextlib.suppress(FileNotFoundError):
                 (target / path).unlink()

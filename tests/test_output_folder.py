@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,8 @@ from rocefab.renderers.output import (
     source_of,
     write_files,
 )
-from rocefab.renderers.render import RenderedFile
+from rocefab.renderers.render import AnyFile, RenderedFile, StreamedFile
+from rocefab.renderers.unchanged import Unchanged
 
 
 def rocefab(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -38,8 +40,8 @@ def _files(**contents: str) -> list[RenderedFile]:
     return [RenderedFile(path.replace("__", "/"), "fabric", "test", text) for path, text in contents.items()]
 
 
-def _publish(target: Path, files: list[RenderedFile]) -> list[Entry]:
-    return publish(target, lambda folder: write_files(folder, files))
+def _publish(target: Path, files: Sequence[AnyFile]) -> list[Entry]:
+    return publish(target, lambda folder, unchanged: write_files(folder, files, unchanged))
 
 
 def _tree(folder: Path) -> dict[str, str]:
@@ -148,13 +150,71 @@ def test_what_a_listing_shows_blocks_like_a_file(tmp_path: Path, blocker: str) -
     assert not (out / "other").exists()
 
 
+def test_a_file_rendered_as_it_is_stays_in_place_and_anything_else_is_written(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    first = [*_files(same="same\n", edited="rendered\n", mode="mode\n", link="link\n", grown="grown\n"),
+             RenderedFile("run.sh", "fabric", "test", "#!/bin/sh\n", executable=True)]
+    _publish(out, first)
+    before = {p.name: p.stat() for p in out.iterdir()}
+    (out / "edited").write_text("RENDERED\n")  # same size, other bytes
+    (out / "mode").chmod(0o600)
+    (out / "link").unlink()
+    (tmp_path / "elsewhere").write_text("link\n")
+    (out / "link").symlink_to(tmp_path / "elsewhere")
+    (out / "grown").write_text("grown\nand more\n")
+    entries = _publish(out, first)
+    after = {p.name: p.lstat() for p in out.iterdir()}
+    kept = sorted(e.path for e in entries if e.kept)
+    assert kept == ["run.sh", "same"]
+    for name in kept:  # the very file the first render wrote: same inode, not touched
+        assert (after[name].st_ino, after[name].st_mtime_ns) == (before[name].st_ino, before[name].st_mtime_ns)
+    assert _tree(out) == {**{f.path: f.content for f in first}, MANIFEST: (out / MANIFEST).read_text()}
+    assert not (out / "link").is_symlink() and (tmp_path / "elsewhere").read_text() == "link\n"
+    assert (out / "mode").stat().st_mode & 0o777 == before["same"].st_mode & 0o777
+    assert changed_files(out, read_manifest(out)) == []
+
+
+def test_only_the_previous_renders_files_are_kept(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "cabling.csv").write_text("rendered\n")  # the very bytes, but no manifest claims the file
+    with pytest.raises(OutputError, match=r"already holds cabling\.csv"):
+        _publish(out, _files(**{"cabling.csv": "rendered\n"}))
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    (["{", "\n}\n"], ["{", "\n}\n"]),  # the same: kept
+    (["a" * 5000, "b", "c" * 3000], ["a" * 5000, "B", "c" * 3000]),  # differs after an agreed first piece
+    (["a", "b"], ["a", "b", "c"]),  # longer now
+    (["a", "b", "c"], ["a", "b"]),  # shorter now
+    (["a"], []),  # empty now
+])
+def test_a_streamed_file_is_kept_only_when_every_piece_agrees(tmp_path: Path, before: list[str],
+                                                              after: list[str]) -> None:
+    out = tmp_path / "out"
+
+    def streamed(pieces: list[str]) -> StreamedFile:
+        def write(emit: Callable[[str], None]) -> None:
+            for piece in pieces:
+                emit(piece)
+        return StreamedFile("plan.json", "fabric", "plan", write)
+
+    _publish(out, [streamed(before)])
+    inode = (out / "plan.json").stat().st_ino
+    entries = publish(out, lambda folder, unchanged: write_files(folder, [streamed(after)], unchanged))
+    text = "".join(after)
+    assert (out / "plan.json").read_text() == text
+    assert entries[0].sha256 == hashlib.sha256(text.encode()).hexdigest()
+    assert entries[0].kept == (before == after) == ((out / "plan.json").stat().st_ino == inode)
+
+
 def test_a_failed_render_changes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "out"
     _publish(out, _files(a__one="1\n"))
     before = _tree(out)
 
-    def failing(folder: Path) -> list[Entry]:
-        write_files(folder, _files(a__one="half\n"))
+    def failing(folder: Path, unchanged: Unchanged) -> list[Entry]:
+        write_files(folder, _files(a__one="half\n"), unchanged)
         raise RuntimeError("renderer crashed")
 
     with pytest.raises(RuntimeError):
@@ -166,7 +226,7 @@ def test_a_failed_render_changes_nothing(tmp_path: Path) -> None:
 def test_the_manifest_says_what_it_was_rendered_from_and_catches_edits(tmp_path: Path) -> None:
     intent = INTENTS / "lab.yaml"
     out = tmp_path / "out"
-    publish(out, lambda folder: write_files(folder, _files(a__one="1\n", a__two="2\n")),
+    publish(out, lambda folder, unchanged: write_files(folder, _files(a__one="1\n", a__two="2\n"), unchanged),
             source_of(intent, TEST_VERSION))
     manifest = read_manifest(out)
     assert manifest.rocefab == TEST_VERSION
