@@ -12,12 +12,13 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import INTENTS, ROOT, TEST_VERSION, example_plan, needs_tool
+from conftest import EXAMPLES, INTENTS, ROOT, TEST_VERSION, example_plan, needs_tool
 
 from rocefab.deploy.verify.doctor import OVERSUBSCRIBED, RETRANSMISSIONS, RULES
 from rocefab.platforms import unit
 from rocefab.renderers.monitoring import render_monitoring, text_of
 from rocefab.renderers.monitoring.plan_series import PORT_INFO, plan_series
+from rocefab.renderers.monitoring.rule_tests import cases
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.plan import FabricPlan
 
@@ -156,6 +157,14 @@ def test_every_alert_names_a_doctor_diagnosis() -> None:
         assert alert["labels"]["doctor"] in codes, name
         assert f"(diagnosis {alert['labels']['doctor']})" in alert["annotations"]["runbook"]
         assert alert["labels"]["severity"] in ("warning", "critical")
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_the_sample_the_tests_are_built_on_is_the_whole_plans(name: str) -> None:
+    """The promtool tests take their ports, sessions and NICs from a few devices' series; built on every series
+    of the plan they come out the same."""
+    plan = example_plan(name)
+    assert cases(plan) == cases(plan, list(plan_series(plan)))
 
 
 @pytest.mark.parametrize("name", ["pod32", "cluster1024-rail"])

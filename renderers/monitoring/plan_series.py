@@ -157,15 +157,18 @@ def plan_series(plan: FabricPlan) -> Iterator[Series]:
 
 
 def sample_series(plan: FabricPlan) -> list[Series]:
-    """The series of the leading devices only: enough to hold the first switch port (and its queue and planned
-    speed), the first BGP session, the first switch with equal-cost uplinks and the first host RDMA port — what
-    the promtool tests are built on (rule_tests.py), without the millions of the rest."""
+    """The series of a few devices only: enough to hold the first switch port (and its queue and planned speed),
+    the first BGP session, the first switch with equal-cost uplinks and the first host RDMA port — what the
+    promtool tests are built on (rule_tests.py), without the millions of the rest."""
     roles = {sw.name: sw.role for sw in plan.switches}
-    switches: list[Switch] = []
-    for sw in plan.switches:
-        switches.append(sw)
-        if any(True for _ in _ecmp(plan, sw, roles)) and any(s.ports for s in switches):
-            break
+    # The first switch with ports, the first with BGP sessions and the first with equal-cost uplinks, in plan
+    # order: what is first among them is what is first in the whole plan (a rail fabric lists its super-spines,
+    # which have no uplinks, before the first spine: hundreds of switches not needed).
+    firsts = (next((sw for sw in plan.switches if sw.ports), None),
+              next((sw for sw in plan.switches if sw.bgp.neighbors), None),
+              next((sw for sw in plan.switches if any(True for _ in _ecmp(plan, sw, roles))), None))
+    chosen = {id(sw) for sw in firsts if sw is not None}
+    switches = [sw for sw in plan.switches if id(sw) in chosen]
     host = next((h for h in plan.hosts if h.bonds or h.nics), None)
     hosts = plan.hosts[:plan.hosts.index(host) + 1] if host is not None else plan.hosts
     return [s for name in _MAKERS for s in _named(plan, name, switches, hosts)]
