@@ -1,8 +1,9 @@
 """Write rendered files into an output folder, with a manifest of hashes, touching only rocefab's own files.
 
 Everything is first written to a hidden staging folder inside the target, so a failed render changes
-nothing. Then the new files are renamed over the old ones, the previous render's files the new one no longer
-has are removed, and the manifest is written last. Whatever else the folder holds — a `.git`, notes, other
+nothing; a file the previous render wrote that the folder still holds exactly as rendered is not written at all
+(unchanged.py). Then the new files are renamed over the old ones, the previous render's files the new one no
+longer has are removed, and the manifest is written last. Whatever else the folder holds — a `.git`, notes, other
 folders — is never touched: a git-tracked output folder shows exactly the rendered changes in `git diff`.
 
 The folder's own files are only rocefab's when the previous manifest lists them; a path the render would
