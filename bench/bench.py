@@ -1,8 +1,9 @@
 """Benchmark: validate, plan and render the sized example fabrics; median wall time and peak RSS.
 
 Each stage is the command a user runs, in a fresh process, so imports are paid every time as a user pays
-them: `rocefab validate`, `rocefab plan --json` (the whole plan printed) and `rocefab render -o DIR`
-(every switch config, host script and artifact, written atomically, with the default worker processes).
+them: `rocefab validate`, `rocefab plan --json` (the whole plan printed), `rocefab render -o DIR` into an empty
+folder (every switch config, host script and artifact, written atomically, with the default worker processes),
+and the same render again over the last one's folder (what the next render of an unchanged intent costs).
 Peak RSS is that of the largest process. Run from the top of the checkout:
 
     python bench/bench.py                       # the 128-, 1,024- and 4,096-node fabrics, 5 runs each
@@ -18,6 +19,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -35,7 +37,8 @@ _CLI = "import subprocess, sys; subprocess.run([sys.executable, '-m', 'rocefab',
 STAGES = {
     "validate": _CLI.format(args="'validate', {path!r}"),
     "plan": _CLI.format(args="'plan', {path!r}, '--json'"),
-    "render": _CLI.format(args="'render', {path!r}, '-o', {out!r}"),
+    "render": _CLI.format(args="'render', {path!r}, '-o', {out!r}"),  # into an empty folder, each run
+    "rerender": _CLI.format(args="'render', {path!r}, '-o', {out!r}"),  # over the last render, intent unchanged
 }
 # The peak of the measured process and every process it waited for (render's workers included).
 RSS = "; import resource; print(max(resource.getrusage(w).ru_maxrss for w in " \
@@ -225,13 +228,17 @@ def main() -> None:
             path, nodes = example_intent(name, Path(tmp))
             rendered = Path(tmp) / f"out-{name}"
             for stage in STAGES:
-                samples = [measure(stage, path, rendered) for _ in range(args.runs)]
+                samples = []
+                for _ in range(args.runs):
+                    if stage == "render":
+                        shutil.rmtree(rendered, ignore_errors=True)
+                    samples.append(measure(stage, path, rendered))
                 wall = statistics.median(s[0] for s in samples)
                 rss = max(s[1] for s in samples)
-                files = sum(1 for p in rendered.rglob("*") if p.is_file()) if stage == "render" else 0
+                files = sum(1 for p in rendered.rglob("*") if p.is_file()) if stage.endswith("render") else 0
                 row = {"example": name, "nodes": nodes, "stage": stage, "median_s": round(wall, 3),
                        "peak_rss_mb": round(rss), "files": files}
-                if stage == "render":
+                if files:
                     # Work grows with cables (ports to configure), which a third tier multiplies.
                     summary = json.loads((rendered / "summary.json").read_text())
                     row["cables"] = sum(c["count"] for c in summary["cables"])
