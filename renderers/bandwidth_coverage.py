@@ -16,8 +16,6 @@ is taken per T, with what arrives at each switch of N(T) for that T.
 
 from __future__ import annotations
 
-from collections import deque
-
 from rocefab.renderers.bandwidth_pairs import PerftestPair
 from rocefab.renderers.plan import FabricPlan, LinkKind
 from rocefab.renderers.record import record
@@ -50,25 +48,35 @@ def _graph(plan: FabricPlan) -> Graph:
     return graph
 
 
-def _distances(graph: Graph, start: frozenset[str]) -> dict[str, int]:
+def _distances(peers: dict[str, tuple[str, ...]], start: frozenset[str]) -> dict[str, int]:
+    """Hops from `start` to every switch it reaches, a breadth at a time over each switch's distinct peers (the
+    parallel links of a pair of switches are one step; a 98,304-GPU fabric is walked from two dozen starts)."""
     dist = dict.fromkeys(start, 0)
-    queue = deque(start)
-    while queue:
-        node = queue.popleft()
-        for _, peer in graph.get(node, ()):
-            if peer not in dist:
-                dist[peer] = dist[node] + 1
-                queue.append(peer)
+    frontier = list(start)
+    d = 0
+    while frontier:
+        d += 1
+        reached = []
+        for node in frontier:
+            for peer in peers.get(node, ()):
+                if peer not in dist:
+                    dist[peer] = d
+                    reached.append(peer)
+        frontier = reached
     return dist
+
+
+def _distinct_peers(graph: Graph) -> dict[str, tuple[str, ...]]:
+    return {node: tuple(dict.fromkeys(peer for _, peer in ends)) for node, ends in graph.items()}
 
 
 class _Neighbourhood:
     """The walk towards one N(T): each switch's next hops (one step nearer N(T)) and, memoized, how a QP
     entering at a switch arrives over N(T)."""
 
-    def __init__(self, graph: Graph, members: frozenset[str]) -> None:
+    def __init__(self, graph: Graph, peers: dict[str, tuple[str, ...]], members: frozenset[str]) -> None:
         self.graph = graph
-        self.dist = _distances(graph, members)
+        self.dist = _distances(peers, members)
         self._hops: dict[str, list[tuple[str, str]]] = {}
         self._shares: dict[str, Share] = {member: {member: 1.0} for member in members}
         self._ports: dict[str, dict[str, list[str]]] = {}
@@ -136,8 +144,9 @@ def coverage(plan: FabricPlan, pairs: tuple[PerftestPair, ...]) -> Coverage:
         if near & targets:  # server leaves cabled to each other: N(T) would hold T itself; not a Clos
             raise ValueError(f"fabric links between server leaves {sorted(near & targets)}")
         by_neighbourhood.setdefault(near, []).append(targets)
+    peers = _distinct_peers(graph)
     for near, target_sets in by_neighbourhood.items():
-        walk = _Neighbourhood(graph, near)
+        walk = _Neighbourhood(graph, peers, near)
         climbing: dict[str, float] = {}
         for targets in target_sets:
             for leaf, amount in routes[targets].items():
