@@ -47,6 +47,18 @@ def address(net: IPv4Network, offset: int) -> IPv4Address:
     return net.network_address + offset
 
 
+def dotted(address: int) -> str:
+    """An IPv4 address given as an integer, printed as `str(IPv4Address(...))` prints it, without the object: a
+    rail fabric of 98,304 GPUs prints two for each of its NICs.
+
+    >>> dotted(int(IPv4Address("10.128.1.1")))
+    '10.128.1.1'
+    """
+    if not 0 <= address < 1 << 32:
+        raise ValueError(f"{address} is no IPv4 address")
+    return f"{address >> 24}.{address >> 16 & 255}.{address >> 8 & 255}.{address & 255}"
+
+
 @dataclass
 class PlanState:
     """What every planning step shares: the intent and its resolution, the drafts, the links so far, the

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from ipaddress import IPv4Network
 
-from rocefab.renderers.drafts import PlanState, address
+from rocefab.renderers.drafts import PlanState, dotted
 from rocefab.renderers.plan import Endpoint, Host, HostNic, Link, LinkKind, PortRole, SwitchPort
 from rocefab.renderers.ports import AllocationError
 from rocefab.renderers.rail_blocks import aggregate, block_size, leaf_block
@@ -40,13 +40,14 @@ def rail_hosts(state: PlanState) -> list[Host]:
     for group in fabric.rails:
         leaves = [state.drafts[leaf.name] for leaf in group.leaves]
         owned = [leaf_block(nets[r], group.block, size.nodes_per_leaf) for r in range(rails)]
+        firsts = [int(block.network_address) for block in owned]  # server i takes the /31 at 2i of its block
         for i, slot in enumerate(group.hosts):
             name = slot.name
             nics = []
             for r, nic in enumerate(intent.hosts.nics):
                 leaf = leaves[r]
                 port = leaf.allocator.next_port(fabric.nic_speed_gbps, f"host {name} {nic.netdev}")
-                gateway, host_address = str(address(owned[r], 2 * i)), str(address(owned[r], 2 * i + 1))
+                gateway, host_address = dotted(firsts[r] + 2 * i), dotted(firsts[r] + 2 * i + 1)
                 leaf_side = f"{gateway}/31"
                 leaf.ports.append(SwitchPort(
                     port.name, port.cage, PortRole.HOST, port.speed_gbps, port.lanes, port.broken_out,
