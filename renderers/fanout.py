@@ -1,8 +1,9 @@
 """Render a large fabric straight into its output folder on several CPUs.
 
 Forked workers inherit the plan instead of receiving it pickled, render a share of the devices each and
-write those files themselves; only their manifest entries travel back. Meanwhile this process renders
-and writes the fabric-wide artifacts. Shares are dealt round-robin, so every worker gets its part of the
+write those files themselves; only their manifest entries travel back. plan.json and the largest fabric-wide
+parts (the monitoring folder, the bandwidth tests) are tasks of their own, queued first; meanwhile this process
+renders and writes the other fabric-wide artifacts. Shares are dealt round-robin, so every worker gets its part of the
 expensive switches and the cheap hosts alike. The folder is the same, byte for byte, as a serial render's.
 """
 
@@ -17,7 +18,15 @@ from pathlib import Path
 from rocefab.models.findings import Finding
 from rocefab.renderers.output import Entry, Source, publish, write_files
 from rocefab.renderers.plan import FabricPlan
-from rocefab.renderers.render import device_lines, fabric_files, iter_device_files, plan_file, summary_file
+from rocefab.renderers.render import (
+    PARTS,
+    device_lines,
+    fabric_files,
+    fabric_part,
+    iter_device_files,
+    plan_file,
+    summary_file,
+)
 from rocefab.renderers.summary import FabricSummary, fabric_summary
 from rocefab.renderers.unchanged import Unchanged
 
@@ -38,6 +47,11 @@ def _render_share(folder: Path, devices: range) -> list[Entry]:
 def _render_plan_file(folder: Path) -> list[Entry]:
     assert _plan is not None
     return write_files(folder, [plan_file(_plan)], _unchanged)
+
+
+def _render_part(folder: Path, part: str) -> list[Entry]:
+    assert _plan is not None
+    return write_files(folder, fabric_part(_plan, part), _unchanged)
 
 
 def _fill(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int, min_devices: int,
@@ -61,13 +75,14 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
     _plan, _unchanged = plan, unchanged
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            # plan.json, the largest single file, goes first to a worker; small shares let the workers even
-            # out while this process writes the other fabric-wide artifacts.
+            # plan.json, the largest single file, and the largest fabric-wide parts go first to the workers;
+            # small shares of the devices let them even out while this process writes the other artifacts.
             shares = SHARES_PER_WORKER * workers
-            tasks = [pool.submit(_render_plan_file, folder),
+            tasks = [pool.submit(_render_plan_file, folder), *(pool.submit(_render_part, folder, p) for p in PARTS),
                      *(pool.submit(_render_share, folder, range(k, count, shares)) for k in range(shares))]
             summary = fabric_summary(plan)
-            fabric = write_files(folder, fabric_files(plan, with_plan=False, summary=summary), unchanged)
+            fabric = write_files(folder, fabric_files(plan, with_plan=False, summary=summary, leave_out=PARTS),
+                                 unchanged)
             return [entry for task in tasks for entry in task.result()] + fabric, summary
     finally:
         _plan = _unchanged = None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 
 from rocefab.models.catalogue import lookup_model
 from rocefab.models.findings import Finding
@@ -84,20 +84,25 @@ def plan_file(plan: FabricPlan) -> StreamedFile:
     return StreamedFile("plan.json", "fabric", "plan", lambda emit: write_plan_json(plan, emit))
 
 
-def fabric_files(plan: FabricPlan, with_plan: bool = True, summary: FabricSummary | None = None) -> Iterator[AnyFile]:
+# The fabric-wide artifacts a parallel render hands to a worker as a part of their own (the largest after
+# plan.json); every other one is made by the process that forks the workers.
+PARTS = ("monitoring", "bandwidth")
+
+
+def fabric_files(plan: FabricPlan, with_plan: bool = True, summary: FabricSummary | None = None,
+                 leave_out: Collection[str] = ()) -> Iterator[AnyFile]:
     """The fabric-wide artifacts, each made when asked for, so a writer holds one at a time (a 98,304-GPU
-    fabric's are hundreds of megabytes); `with_plan=False` leaves out plan.json (see `plan_file`), the largest;
-    `summary` is `fabric_summary(plan)` when the caller has it already."""
+    fabric's are hundreds of megabytes); `with_plan=False` leaves out plan.json (see `plan_file`), the largest,
+    and `leave_out` the PARTS named (see `fabric_part`); `summary` is `fabric_summary(plan)` when the caller has
+    it already."""
     # Imported here, not with this module: commands that render only the devices' files (diff, apply, verify)
     # would pay ~0.25 s for them at every start (monitoring with the Grafana SDK, ANTA, the diagram, containerlab).
     from rocefab.renderers.anta_catalog import render_anta_catalog
-    from rocefab.renderers.bandwidth import render_bandwidth_tests
     from rocefab.renderers.bom import render_bom_csv
     from rocefab.renderers.cabling import connections, render_cabling_csv
     from rocefab.renderers.containerlab import render_containerlab_files
     from rocefab.renderers.diagram import render_topology_svg
     from rocefab.renderers.inventory_file import render_inventory
-    from rocefab.renderers.monitoring import render_monitoring
 
     cabling = connections(plan)
 
@@ -111,15 +116,29 @@ def fabric_files(plan: FabricPlan, with_plan: bool = True, summary: FabricSummar
         catalog = render_anta_catalog(plan)
         if catalog is not None:
             yield "anta/catalog.yml", "anta-catalog", catalog
-        yield from render_monitoring(plan)
-        yield from render_bandwidth_tests(plan)
 
-    for path, kind, content in made():
+    yield from _as_files(made())
+    for part in PARTS:
+        if part not in leave_out:
+            yield from fabric_part(plan, part)
+    if with_plan:
+        yield plan_file(plan)
+
+
+def fabric_part(plan: FabricPlan, part: str) -> Iterator[AnyFile]:
+    """The files of one of PARTS: the monitoring folder or the bandwidth tests."""
+    from rocefab.renderers.bandwidth import render_bandwidth_tests
+    from rocefab.renderers.monitoring import render_monitoring
+
+    makers = {"monitoring": render_monitoring, "bandwidth": render_bandwidth_tests}
+    yield from _as_files(makers[part](plan))
+
+
+def _as_files(made: Iterable[tuple[str, str, str | Callable[[Emit], None]]]) -> Iterator[AnyFile]:
+    for path, kind, content in made:
         executable = path.endswith(EXECUTABLE)
         yield (RenderedFile(path, "fabric", kind, content, executable) if isinstance(content, str)
                else StreamedFile(path, "fabric", kind, content, executable))
-    if with_plan:
-        yield plan_file(plan)
 
 
 def summary_file(plan: FabricPlan, device_lines: dict[str, int], findings: Sequence[Finding],
