@@ -69,11 +69,6 @@ def hostlist(names: list[str] | tuple[str, ...]) -> str:
     return ",".join(parts + sorted(plain, key=natural_key))
 
 
-def perftest_command(pair: PerftestPair, bw: BandwidthPlan, side: str) -> str:
-    """The ib_write_bw command line of one side of a pair, as run-perftest.sh runs it on the host."""
-    return _Printer(bw).command(pair, side)
-
-
 class _Printer:
     """The per-pair text of the bandwidth files, with what repeats computed once: a 98,304-GPU fabric has
     98,304 pairs but each port's GID and each pair's common options are the same few strings."""
@@ -99,6 +94,7 @@ class _Printer:
         return found
 
     def command(self, pair: PerftestPair, side: str) -> str:
+        """The ib_write_bw command line of one side of a pair, as run-perftest.sh runs it on the host."""
         port = pair.client if side == "client" else pair.server
         index = self.bw.gid_index
         gid = str(index) if index is not None else f"<index of GID {self.gid(port.address)}>"

@@ -140,26 +140,36 @@ class _Streamed:
 
     def emit(self, text: str) -> None:
         data = text.encode()
-        self.digest.update(data)
-        self.lines += data.count(b"\n")
         if self.fd is None:
             if self.previous is not None and read_exactly(self.previous, len(data)) == data:
+                self._count(data)
                 self.agreed += len(data)
                 return
             self._start()
         assert self.fd is not None
+        self._count(data)
         _write_all(self.fd, data)
 
+    def _count(self, data: bytes) -> None:
+        self.digest.update(data)
+        self.lines += data.count(b"\n")
+
     def _start(self) -> None:
+        """Create the new file with the agreed part copied from the previous one, checked against the hash of
+        what was emitted (so far exactly that part): a file changed since it was compared fails the render."""
         self.fd = os.open(self.path, _CREATE, self.mode)
+        copied = hashlib.sha256()
         done = 0
         while done < self.agreed:
             assert self.previous is not None
             chunk = os.pread(self.previous, min(1 << 20, self.agreed - done), done)
             if not chunk:
-                raise OSError(f"{self.path.name}: the previous file shrank while it was read")
+                break
+            copied.update(chunk)
             _write_all(self.fd, chunk)
             done += len(chunk)
+        if copied.digest() != self.digest.digest():
+            raise OSError(f"{self.path.name} in the output folder changed while this render read it")
 
     def finish(self) -> bool:
         """Whether the previous file was kept (else the new one is complete)."""

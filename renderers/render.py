@@ -111,7 +111,7 @@ def fabric_files(plan: FabricPlan, with_plan: bool = True, summary: FabricSummar
         yield "bom.csv", "bill-of-materials", render_bom_csv(plan, cabling)
         yield "topology.svg", "topology-diagram", render_topology_svg(plan)
         yield from render_containerlab_files(plan)  # the topology, then each kept switch's startup config
-        yield "summary.json", "summary", summary_to_json(summary or fabric_summary(plan))
+        yield "summary.json", "summary", summary_to_json(fabric_summary(plan) if summary is None else summary)
         yield "inventory.yaml", "inventory", render_inventory(plan)
         catalog = render_anta_catalog(plan)
         if catalog is not None:

@@ -103,7 +103,7 @@ def render_summary_markdown(plan: FabricPlan, device_lines: Mapping[str, int], f
     """The page for `plan`; `device_lines` counts each device's rendered lines, `findings` are the checks';
     `summary` is `fabric_summary(plan)` when the caller has it already (a second of a 98,304-GPU fabric)."""
     sections = [
-        (f"Fabric {plan.source.fabric}", _tiers(summary or fabric_summary(plan))),
+        (f"Fabric {plan.source.fabric}", _tiers(fabric_summary(plan) if summary is None else summary)),
         ("QoS", _qos(plan)),
         ("PFC headroom (worst port per tier and platform)", _headroom(plan)),
         ("Findings", _findings(findings)),

@@ -208,6 +208,22 @@ def test_a_streamed_file_is_kept_only_when_every_piece_agrees(tmp_path: Path, be
     assert entries[0].kept == (before == after) == ((out / "plan.json").stat().st_ino == inode)
 
 
+def test_a_streamed_file_edited_while_compared_fails_the_render(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    _publish(out, [StreamedFile("plan.json", "fabric", "plan", lambda emit: emit("a" * 5000 + "b"))])
+
+    def write(emit: Callable[[str], None]) -> None:
+        emit("a" * 5000)  # agrees with the file, so nothing is written yet
+        with (out / "plan.json").open("r+b") as f:  # someone edits it in place meanwhile
+            f.write(b"X")
+        emit("c")  # differs: the agreed part would be copied from the edited file
+
+    with pytest.raises(OSError, match="changed while this render read it"):
+        _publish(out, [StreamedFile("plan.json", "fabric", "plan", write)])
+    assert (out / "plan.json").read_text() == "X" + "a" * 4999 + "b", "the edit stays; nothing else changed"
+    assert not [p for p in out.iterdir() if p.name.startswith(STAGING_PREFIX)]
+
+
 def test_a_failed_render_changes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "out"
     _publish(out, _files(a__one="1\n"))
