@@ -50,11 +50,8 @@ def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-def exposition_line(series: Series) -> str:
-    return _line(_FORMAT[series.name], series.values, series.value)
-
-
 def _line(form: str, values: tuple[str, ...], value: int) -> str:
+    """One line of the textfile: `form` is the series name's _FORMAT, `values` its label values unescaped."""
     joined = "".join(values)  # one test of all the values: a name or an address needs no escaping
     if "\\" in joined or '"' in joined or "\n" in joined:
         values = tuple(map(_escape, values))
