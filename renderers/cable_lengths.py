@@ -53,10 +53,11 @@ def measure(links: Sequence[Link], ends: Mapping[str, End], cabling: Cabling) ->
         measured[key] = (cable.length_m, i)
     used: set[tuple[str, str]] = set()
     out: list[Link] = []
+    lengths = {kind: class_length(cabling, kind) for kind in Medium}
     for link in links:
         kind = medium(ends[link.a.device], ends[link.b.device])
-        length = class_length(cabling, kind)
-        for key in ((link.a.device, link.a.port), (link.b.device, link.b.port)):
+        length = lengths[kind]
+        for key in ((link.a.device, link.a.port), (link.b.device, link.b.port)) if measured else ():
             if key in measured:
                 used.add(key)
                 length, i = measured[key]

@@ -209,13 +209,14 @@ def render_containerlab_files(plan: FabricPlan) -> list[tuple[str, str, str]]:
     """The lab cut's files as (path, kind, text): the topology, then each switch's startup config."""
     cut = select_lab_cut(plan)
     configs = startup_configs(plan, cut, container_interfaces(cut))
-    return [(TOPOLOGY_FILE, "containerlab-topology", render_containerlab(plan)),
+    return [(TOPOLOGY_FILE, "containerlab-topology", render_containerlab(plan, cut)),
             *((path, "containerlab-startup-config", text) for path, text in configs.items())]
 
 
-def render_containerlab(plan: FabricPlan) -> str:
-    """A containerlab topology file (YAML) for the lab cut of the plan; the same plan gives the same text."""
-    cut = select_lab_cut(plan)
+def render_containerlab(plan: FabricPlan, cut: LabCut | None = None) -> str:
+    """A containerlab topology file (YAML) for the lab cut of the plan (`select_lab_cut(plan)` unless the caller
+    has it); the same plan gives the same text."""
+    cut = select_lab_cut(plan) if cut is None else cut
     for name in cut.device_names:
         if not _NODE_NAME.fullmatch(name):
             raise ValueError(f"{name!r} cannot be a containerlab node name")

@@ -4,6 +4,7 @@ capped. renderers/containerlab.py writes the cut as a topology."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 from rocefab.renderers.plan import FabricPlan, Host, Link, LinkKind, Role, Switch
@@ -38,13 +39,15 @@ class LabCut:
         return tuple(s.name for s in self.switches) + tuple(h.name for h in self.hosts)
 
 
-def _link_counts(links: Iterable[Link]) -> dict[str, dict[str, int]]:
-    """Links between each two devices, both directions."""
+def _switch_link_counts(links: Iterable[Link]) -> dict[str, dict[str, int]]:
+    """Links between each two switches, both directions; host links (a third of a rail fabric's) are left out,
+    as the spines and super-spines are chosen by their links to switches."""
+    pairs = Counter((link.a.device, link.b.device) for link in links if link.kind is not LinkKind.HOST)
     counts: dict[str, dict[str, int]] = {}
-    for link in links:
-        a, b = link.a.device, link.b.device
-        counts.setdefault(a, {})[b] = counts.setdefault(a, {}).get(b, 0) + 1
-        counts.setdefault(b, {})[a] = counts.setdefault(b, {}).get(a, 0) + 1
+    for (a, b), n in pairs.items():
+        towards_b, towards_a = counts.setdefault(a, {}), counts.setdefault(b, {})
+        towards_b[b] = towards_b.get(b, 0) + n
+        towards_a[a] = towards_a.get(a, 0) + n
     return counts
 
 
@@ -145,7 +148,7 @@ def select_lab_cut(plan: FabricPlan) -> LabCut:
 
     The choice is deterministic and reads only the plan.
     """
-    counts = _link_counts(plan.links)
+    counts = _switch_link_counts(plan.links)
     leaves = _pick_leaves(plan)
     leaf_names = [s.name for s in leaves]
     spines = _pick_covering([s for s in plan.switches if s.role is Role.SPINE], leaf_names, counts, MAX_SPINES)
