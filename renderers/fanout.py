@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -54,23 +54,27 @@ def _render_part(folder: Path, part: str) -> list[Entry]:
     return write_files(folder, fabric_part(_plan, part), _unchanged)
 
 
+Checks = Callable[[], Sequence[Finding]]
+
+
 def _fill(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int, min_devices: int,
-          findings: Sequence[Finding]) -> list[Entry]:
-    entries, summary = _fill_files(plan, folder, unchanged, jobs, min_devices)
+          checks: Checks) -> list[Entry]:
+    entries, summary, findings = _fill_files(plan, folder, unchanged, jobs, min_devices, checks)
     lines = device_lines((e.device, e.lines) for e in entries)
     return entries + write_files(folder, [summary_file(plan, lines, findings, summary)], unchanged)
 
 
-def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
-                min_devices: int) -> tuple[list[Entry], FabricSummary]:
-    """Every file but summary.md, and the summary that summary.json and summary.md are both made from (made
-    after the fork, so the workers need not wait for it)."""
+def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int, min_devices: int,
+                checks: Checks) -> tuple[list[Entry], FabricSummary, Sequence[Finding]]:
+    """Every file but summary.md, the summary that summary.json and summary.md are both made from (made
+    after the fork, so the workers need not wait for it), and what `checks` found."""
     count = len(plan.switches) + len(plan.hosts)
     workers = min(jobs, count)
     if workers < 2 or count < min_devices or "fork" not in multiprocessing.get_all_start_methods():
+        findings = checks()
         summary = fabric_summary(plan)
         return write_files(folder, itertools.chain(iter_device_files(plan, range(count)),
-                                                   fabric_files(plan, summary=summary)), unchanged), summary
+                                                   fabric_files(plan, summary=summary)), unchanged), summary, findings
     global _plan, _unchanged
     _plan, _unchanged = plan, unchanged
     try:
@@ -80,17 +84,24 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
             shares = SHARES_PER_WORKER * workers
             tasks = [pool.submit(_render_plan_file, folder), *(pool.submit(_render_part, folder, p) for p in PARTS),
                      *(pool.submit(_render_share, folder, range(k, count, shares)) for k in range(shares))]
+            try:
+                findings = checks()  # while the workers render; what they wrote stays in staging if this raises
+            except BaseException:
+                for task in tasks:
+                    task.cancel()  # the pool would otherwise run every queued share before letting go
+                raise
             summary = fabric_summary(plan)
             fabric = write_files(folder, fabric_files(plan, with_plan=False, summary=summary, leave_out=PARTS),
                                  unchanged)
-            return [entry for task in tasks for entry in task.result()] + fabric, summary
+            return [entry for task in tasks for entry in task.result()] + fabric, summary, findings
     finally:
         _plan = _unchanged = None
 
 
 def render_to_folder(plan: FabricPlan, target: Path, jobs: int, min_devices: int = PARALLEL_MIN_DEVICES,
-                     source: Source | None = None, findings: Sequence[Finding] = ()) -> list[Entry]:
+                     source: Source | None = None, checks: Checks = tuple) -> list[Entry]:
     """Render every file of `plan` into `target` (only rocefab's own files replaced, see `publish`) with up to
-    `jobs` processes; returns the manifest entries."""
-    return publish(target, lambda folder, unchanged: _fill(plan, folder, unchanged, jobs, min_devices, findings),
+    `jobs` processes; returns the manifest entries. `checks` gives the findings summary.md lists; it runs once
+    the workers have started, and if it raises, the render stops with nothing published."""
+    return publish(target, lambda folder, unchanged: _fill(plan, folder, unchanged, jobs, min_devices, checks),
                    source)

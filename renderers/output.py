@@ -344,11 +344,13 @@ def publish(target: Path, fill: Callable[[Path, Unchanged], list[Entry]], source
     """Let `fill` write into a staging folder inside `target` (skipping what `Unchanged` says is there already),
     then move its files into place (see the module's docstring); returns the manifest entries."""
     _check_target(target)
+    created = not target.exists()  # a render that fails leaves no folder it made
     target.mkdir(parents=True, exist_ok=True)
     target = target.resolve()
     owned = _previous(target)
     _remove_abandoned_staging(target)
     staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{_OWNER}-", dir=target))
+    published = False
     try:
         entries = fill(staging, Unchanged(target, frozenset(owned), new_file_modes()))
         new = [e.path for e in entries]
@@ -370,6 +372,10 @@ def publish(target: Path, fill: Callable[[Path, Unchanged], list[Entry]], source
         written = target / f".{MANIFEST}.new"
         written.write_text(manifest_json(entries, source), encoding="utf-8")
         written.replace(target / MANIFEST)
+        published = True
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        if created and not published:
+            with contextlib.suppress(OSError):
+                target.rmdir()
     return entries

@@ -17,13 +17,14 @@ from rocefab.collector import collector_paused
 from rocefab.console import EXIT_INPUT, command_group, err, out
 from rocefab.inventory_commands import inventory_app
 from rocefab.lab_commands import lab_app
-from rocefab.models.findings import Severity, dotted
+from rocefab.models.findings import Finding, Severity, dotted
 from rocefab.models.intent import Intent
-from rocefab.pipeline_commands import check
+from rocefab.pipeline_commands import check, report
 from rocefab.renderers.fanout import render_to_folder
 from rocefab.renderers.headroom_rows import headroom_rows
 from rocefab.renderers.jsontext import write_outline
 from rocefab.renderers.output import OutputError, source_of
+from rocefab.renderers.pipeline import finish_checks
 from rocefab.renderers.plan import FabricPlan, PortRole
 from rocefab.renderers.summary import bandwidth, ecn_profiles, fabric_summary
 
@@ -178,12 +179,20 @@ def render(
     """Render every switch config, host script and NCCL file, the cabling plan, bill of materials, topology
     diagram, containerlab lab cut, summary and plan into OUTPUT. A failed render changes nothing there; files
     the previous render did not write (a .git, notes) are kept."""
-    checked = check(intent)
+    checked = check(intent, plan_checks=False)
     assert checked.plan is not None
+
+    def checks() -> list[Finding]:
+        """The plan's own checks, run while the workers render: printed with the intent's findings; an error
+        stops the render before anything is published."""
+        done = finish_checks(checked)
+        report(intent, done)
+        return done.findings
+
     try:
         with collector_paused():  # forked workers inherit the pause
             files = render_to_folder(checked.plan, output, jobs or min(os.cpu_count() or 1, 4),
-                                     source=source_of(intent, __version__), findings=checked.findings)
+                                     source=source_of(intent, __version__), checks=checks)
     except OutputError as exc:
         err.print(f"{exc}; nothing was written", markup=False)
         raise typer.Exit(EXIT_INPUT) from None

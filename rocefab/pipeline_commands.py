@@ -41,23 +41,29 @@ def print_findings(findings: list[Finding], source: SourceMap) -> None:
             err.print(f"... and {count - MAX_PER_CODE} more [{code}] finding(s) like these", markup=False)
 
 
-def check(intent: Path) -> Checked:
-    """Run the pipeline, printing findings; exits with the documented codes on failure."""
+def check(intent: Path, plan_checks: bool = True) -> Checked:
+    """Run the pipeline, printing findings; exits with the documented codes on failure. `plan_checks=False`
+    returns a valid intent's plan unprinted, with the plan's own checks left to `report(finish_checks(...))`."""
     try:
         with collector_paused():
-            checked = check_file(intent, __version__)
+            checked = check_file(intent, __version__, plan_checks)
     except IntentLoadError as exc:
         for error in exc.errors:
             err.print(f"{error}", markup=False)
         err.print(f"{len(exc.errors)} input error(s); nothing was written", markup=False)
         raise typer.Exit(EXIT_INPUT) from None
+    if checked.plan_checked or not checked.ok:
+        report(intent, checked)
+    return checked
+
+
+def report(intent: Path, checked: Checked) -> None:
+    """Print the findings; exit with the documented code if any is an error."""
     print_findings(checked.findings, checked.loaded.source)
     if not checked.ok:
         errors = sum(f.is_error for f in checked.findings)
         err.print(f"{errors} error(s) in {intent}; nothing was written", markup=False)
         raise typer.Exit(EXIT_FINDINGS)
-    return checked
-
 
 
 def checked_plan(intent: Path) -> FabricPlan:

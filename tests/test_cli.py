@@ -96,3 +96,27 @@ def test_schema_validates_the_examples_and_rejects_an_unknown_key() -> None:
 def test_missing_file_is_an_input_error(tmp_path: Path) -> None:
     result = rocefab("validate", tmp_path / "nope.yaml")
     assert result.returncode == 2 and "cannot read" in result.stderr
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_plan_check_error_found_while_rendering_writes_nothing(tmp_path: Path, jobs: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """render runs the checks on the finished plan while its workers render: an error there is printed as any
+    finding is, exits 1, and leaves no output folder behind."""
+    from typer.testing import CliRunner
+
+    import rocefab.renderers.pipeline as pipeline
+    from rocefab.cli import app
+    from rocefab.models.findings import Finding, Severity
+
+    def failing(plan: object) -> list[Finding]:
+        return [Finding("late-error", Severity.ERROR, ("topology",), "found on the finished plan")]
+
+    monkeypatch.setattr(pipeline, "check_plan", failing)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["render", str(INTENTS / "tor128-3tier.yaml"), "-o", str(out), "-j", jobs])
+    assert result.exit_code == 1, result.output
+    assert "error [late-error] topology: found on the finished plan" in result.output
+    assert "1 error(s) in" in result.output and "nothing was written" in result.output
+    assert "wrote" not in result.output
+    assert not out.exists()

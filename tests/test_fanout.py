@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 from pathlib import Path
 
+import pytest
 from conftest import INTENTS, TEST_VERSION
 
+from rocefab.models.findings import Finding, Severity
 from rocefab.renderers.fanout import render_to_folder
 from rocefab.renderers.lab_cut import select_lab_cut
 from rocefab.renderers.pipeline import check_file
@@ -53,3 +56,37 @@ def test_streamed_files_are_written_as_their_text(tmp_path: Path) -> None:
         assert (tmp_path / "out" / f.path).read_text(encoding="utf-8") == text
         assert entries[f.path].sha256 == hashlib.sha256(text.encode()).hexdigest()
         assert entries[f.path].lines == text.count("\n")
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_checks_that_fail_while_the_workers_render_publish_nothing(tmp_path: Path, jobs: int) -> None:
+    """The plan's own checks run after the workers start; if they raise, no file reaches the folder, a folder
+    the render made is gone again, and a previous render's files are as they were."""
+    plan = check_file(INTENTS / "tor128-3tier.yaml", TEST_VERSION).plan
+    assert plan is not None
+    started: list[int] = []
+
+    def failing() -> list[Finding]:
+        started.append(len(multiprocessing.active_children()))
+        raise RuntimeError("a plan check failed")
+
+    with pytest.raises(RuntimeError, match="a plan check failed"):
+        render_to_folder(plan, tmp_path / "new", jobs=jobs, min_devices=1, checks=failing)
+    assert not (tmp_path / "new").exists()
+    assert started == [jobs if jobs > 1 else 0]  # run while the workers exist, or before a serial render writes
+
+    previous = tmp_path / "previous"
+    render_to_folder(plan, previous, jobs=1)
+    before = _tree(previous)
+    with pytest.raises(RuntimeError):
+        render_to_folder(plan, previous, jobs=jobs, min_devices=1, checks=failing)
+    assert _tree(previous) == before
+    assert sorted(p.name for p in previous.iterdir()) == sorted({p.split("/")[0] for p in before})
+
+
+def test_what_the_checks_find_is_listed_in_the_summary_page(tmp_path: Path) -> None:
+    plan = check_file(INTENTS / "tor128-3tier.yaml", TEST_VERSION).plan
+    assert plan is not None
+    found = Finding("late-finding", Severity.WARNING, ("topology",), "found while the workers rendered")
+    render_to_folder(plan, tmp_path / "out", jobs=2, min_devices=1, checks=lambda: [found])
+    assert "found while the workers rendered" in (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")
