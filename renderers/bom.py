@@ -41,30 +41,28 @@ def bill_of_materials(plan: FabricPlan, rows: list[Connection] | None = None) ->
         items.append(Item("switch", model, None, len(roles), f"{spec.display_name} {spec.release}; {tiers}"))
 
     cables: Counter[tuple[str, int, str]] = Counter()
-    counted: set[str] = set()
-    switch_optics: Counter[tuple[str, int]] = Counter()
-    cages_with_optics: set[tuple[str, int]] = set()
+    counted: set[str] = set()  # shared copper cables already counted
+    optic_of_cage: dict[tuple[str, int], tuple[str, int]] = {}  # (switch, cage) -> (module, cage speed)
     nic_optics: Counter[tuple[str, int]] = Counter()
     for row in rows:
-        link = row.link
-        if row.cable not in counted:  # rows sharing a copper cable count it once
+        link, media = row.link, row.media
+        if not row.shared:
+            cables[(media.cable, row.cable_gbps, media.reach)] += 1
+        elif row.cable not in counted:  # rows sharing a copper cable count it once
             counted.add(row.cable)
-            name = row.media.cable
+            name = media.cable
             if row.splitter:
                 name += f" splitter 1x{row.cable_gbps}G to {row.cable_gbps // link.speed_gbps}x{link.speed_gbps}G"
-            cables[(name, row.cable_gbps, row.media.reach)] += 1
-        if row.media.module is None:
+            cables[(name, row.cable_gbps, media.reach)] += 1
+        module = media.module
+        if module is None:
             continue
-        ends = [(link.a.device, row.a_cage, row.a_cage_gbps)]
+        optic_of_cage.setdefault((link.a.device, row.a_cage), (module, row.a_cage_gbps))
         if row.b_cage is not None and row.b_cage_gbps is not None:
-            ends.append((link.b.device, row.b_cage, row.b_cage_gbps))
+            optic_of_cage.setdefault((link.b.device, row.b_cage), (module, row.b_cage_gbps))
         else:
-            nic_optics[(row.media.module, link.speed_gbps)] += 1
-        for device, number, cage_gbps in ends:
-            cage = (device, number)
-            if cage not in cages_with_optics:
-                cages_with_optics.add(cage)
-                switch_optics[(row.media.module, cage_gbps)] += 1
+            nic_optics[(module, link.speed_gbps)] += 1
+    switch_optics = Counter(optic_of_cage.values())
 
     for (name, speed, reach), n in sorted(cables.items()):
         items.append(Item("cable", name, speed, n, f"up to {reach}"))

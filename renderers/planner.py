@@ -176,11 +176,16 @@ def _finish(state: PlanState, hosts: list[Host]) -> FabricPlan:
     longest: dict[str, int] = {}
     measured = intent.qos.pfc.measured_headroom_bytes
     mtu = {d.name: min(intent.mtu.switch_bytes, d.model.spec.mtu_max_bytes) for d in switches}
+    needs: dict[tuple[int, int, int], Headroom] = {}  # a few distinct (speed, length, MTU) among 500,000 ends
     for link in links:
         for device in (link.a.device, link.b.device):
-            if device in mtu:
+            device_mtu = mtu.get(device)
+            if device_mtu is not None:
                 longest[device] = max(longest.get(device, 0), link.length_m)
-                need = headroom(link.speed_gbps, link.length_m, mtu[device], measured)
+                key = (link.speed_gbps, link.length_m, device_mtu)
+                need = needs.get(key)
+                if need is None:
+                    need = needs[key] = headroom(*key, measured)
                 if device not in worst or (need.bytes, need.cable_m) > (worst[device].bytes, worst[device].cable_m):
                     worst[device] = need
     return FabricPlan(
