@@ -4,6 +4,8 @@ Each stage is the command a user runs, in a fresh process, so imports are paid e
 them: `rocefab validate`, `rocefab plan --json` (the whole plan printed), `rocefab render -o DIR` into an empty
 folder (every switch config, host script and artifact, written atomically, with the default worker processes),
 and the same render again over the last one's folder (what the next render of an unchanged intent costs).
+After each render, `write-floor` writes that render's own files afresh with nothing rendered
+(bench/write_floor.py): the floor under the render's time on this machine's file system.
 Peak RSS is that of the largest process. Run from the top of the checkout:
 
     python bench/bench.py                       # the 128-, 1,024- and 4,096-node fabrics, 5 runs each
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from write_floor import write_floor  # bench/ is on sys.path as the script's folder
 
 ROOT = Path(__file__).resolve().parent.parent
 _CLI = "import subprocess, sys; subprocess.run([sys.executable, '-m', 'rocefab', {args}], check=True, " \
@@ -211,6 +214,16 @@ def measure(stage: str, path: Path, out: Path) -> tuple[float, float]:
     return wall, int(done.stdout.split()[-1]) / 1024
 
 
+def _floor_row(name: str, nodes: int, rendered: Path, render_s: float, runs: int) -> dict[str, Any]:
+    """What writing the render's own bytes costs here, rendering nothing (bench/write_floor.py)."""
+    workers = min(os.cpu_count() or 1, 4)  # as many processes as `rocefab render` starts by default
+    wall, size, files = write_floor(rendered, workers, runs)
+    print(f"{name:<18} {nodes:>5} nodes  {'write-floor':<11} median {wall:6.2f} s  {size / 1e9:.2f} GB in {files} "
+          f"files on {workers} processes, nothing rendered; the render takes {render_s / wall:.1f}x that", flush=True)
+    return {"example": name, "nodes": nodes, "stage": "write-floor", "median_s": round(wall, 3), "bytes": size,
+            "files": files, "processes": workers, "render_over_floor": round(render_s / wall, 2)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", nargs="*", default=["tor128-3tier", "cluster1024-rail", "cluster4096-rail"])
@@ -244,9 +257,11 @@ def main() -> None:
                     row["cables"] = sum(c["count"] for c in summary["cables"])
                     row["ms_per_1000_cables"] = round(1000 * wall / row["cables"] * 1000, 1)
                 rows.append(row)
-                print(f"{name:<18} {nodes:>5} nodes  {stage:<9} median {wall:6.2f} s  peak RSS {rss:5.0f} MB"
+                print(f"{name:<18} {nodes:>5} nodes  {stage:<11} median {wall:6.2f} s  peak RSS {rss:5.0f} MB"
                       + (f"  {files} files, {row['cables']} cables, {row['ms_per_1000_cables']} ms per 1,000 cables"
                          if files else ""), flush=True)
+                if stage == "render":
+                    rows.append(_floor_row(name, nodes, rendered, wall, args.runs))
     if args.lab:
         rows.extend(bench_lab(args.lab, args.runs, args.concurrency))
     if args.pyavd:
