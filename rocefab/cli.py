@@ -24,7 +24,7 @@ from rocefab.renderers.fanout import render_to_folder
 from rocefab.renderers.headroom_rows import headroom_rows
 from rocefab.renderers.jsontext import write_outline
 from rocefab.renderers.output import OutputError, source_of
-from rocefab.renderers.pipeline import finish_checks
+from rocefab.renderers.pipeline import Checked, finish_checks
 from rocefab.renderers.plan import FabricPlan, PortRole
 from rocefab.renderers.summary import bandwidth, ecn_profiles, fabric_summary
 
@@ -181,11 +181,13 @@ def render(
     the previous render did not write (a .git, notes) are kept."""
     checked = check(intent, plan_checks=False)
     assert checked.plan is not None
+    finished: list[Checked] = []  # the checks' outcome, once they have run
 
     def checks() -> list[Finding]:
         """The plan's own checks, run while the workers render: printed with the intent's findings; an error
         stops the render before anything is published."""
         done = finish_checks(checked)
+        finished.append(done)
         report(intent, done)
         return done.findings
 
@@ -194,6 +196,8 @@ def render(
             files = render_to_folder(checked.plan, output, jobs or min(os.cpu_count() or 1, 4),
                                      source=source_of(intent, __version__), checks=checks)
     except OutputError as exc:
+        if not finished:  # refused before the render began: the findings first, as a check alone prints them
+            checks()
         err.print(f"{exc}; nothing was written", markup=False)
         raise typer.Exit(EXIT_INPUT) from None
     kinds = Counter(f.kind for f in files)

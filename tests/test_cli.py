@@ -120,3 +120,27 @@ def test_a_plan_check_error_found_while_rendering_writes_nothing(tmp_path: Path,
     assert "1 error(s) in" in result.output and "nothing was written" in result.output
     assert "wrote" not in result.output
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("severity", "exit_code"), [("warning", 2), ("error", 1)])
+def test_a_refused_output_folder_still_shows_the_plan_checks_first(tmp_path: Path, severity: str, exit_code: int,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """An output folder refused before the render begins: the plan's findings are printed before the refusal,
+    and an error among them exits 1 as a check alone would."""
+    from typer.testing import CliRunner
+
+    import rocefab.renderers.pipeline as pipeline
+    from rocefab.cli import app
+    from rocefab.models.findings import Finding, Severity
+
+    def late(plan: object) -> list[Finding]:
+        return [Finding("late-finding", Severity(severity), ("topology",), "found on the finished plan")]
+
+    monkeypatch.setattr(pipeline, "check_plan", late)
+    blocker = tmp_path / "out"
+    blocker.write_text("not a folder\n")
+    result = CliRunner().invoke(app, ["render", str(INTENTS / "pod32.yaml"), "-o", str(blocker)])
+    assert result.exit_code == exit_code, result.output
+    assert f"{severity} [late-finding] topology: found on the finished plan" in result.output
+    assert ("exists and is not a folder" in result.output) == (severity == "warning")
+    assert blocker.read_text() == "not a folder\n"
