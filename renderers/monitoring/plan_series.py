@@ -62,11 +62,11 @@ def _placement(pod: int | None, rail: int | None) -> tuple[str, str]:
     return ("" if pod is None else str(pod)), ("" if rail is None else str(rail))
 
 
-def _direction(sw: Switch, peer: str, roles: dict[str, Role]) -> str:
-    peer_role = roles.get(peer)
-    if peer_role is not None and TIER_RANK[peer_role] > TIER_RANK[sw.role]:
-        return "up"
-    return "peer" if peer_role is sw.role else "down"
+def _directions(sw: Switch, roles: dict[str, Role]) -> dict[Role | None, str]:
+    """Where a peer of each role sits from `sw`: up a tier, a peer of its own tier, or down (a host: None)."""
+    mine = TIER_RANK[sw.role]
+    return {None: "down", **{role: "up" if rank > mine else "peer" if role is sw.role else "down"
+                             for role, rank in TIER_RANK.items()}}
 
 
 Row = tuple[tuple[str, ...], int]  # a series' label values (as Series.values) and its value, the name implied
@@ -92,13 +92,15 @@ def _switch_speeds(plan: FabricPlan, sw: Switch, roles: dict[str, Role]) -> Iter
 def _sessions(plan: FabricPlan, sw: Switch, roles: dict[str, Role]) -> Iterator[Row]:
     pod, rail = _placement(sw.pod, sw.rail)
     name, tier = sw.name, sw.role.value
+    direction = _directions(sw, roles)
     for n in sw.bgp.neighbors:
-        yield (name, n.address or n.interface or "", n.peer_device, _direction(sw, n.peer_device, roles), tier, pod,
+        yield (name, n.address or n.interface or "", n.peer_device, direction[roles.get(n.peer_device)], tier, pod,
                rail), 1
 
 
 def _ecmp(plan: FabricPlan, sw: Switch, roles: dict[str, Role]) -> Iterator[Row]:
-    uplinks = sum(_direction(sw, n.peer_device, roles) == "up" for n in sw.bgp.neighbors)
+    direction = _directions(sw, roles)
+    uplinks = sum(direction[roles.get(n.peer_device)] == "up" for n in sw.bgp.neighbors)
     if uplinks:
         yield (sw.name, sw.role.value, *_placement(sw.pod, sw.rail)), uplinks
 
