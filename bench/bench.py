@@ -5,8 +5,9 @@ them: `rocefab validate`, `rocefab plan --json` (the whole plan printed), `rocef
 folder (every switch config, host script and artifact, written atomically, with the default worker processes),
 and the same render again over the last one's folder (what the next render of an unchanged intent costs).
 After each render, `write-floor` writes that render's own files afresh with nothing rendered
-(bench/write_floor.py): the floor under the render's time on this machine's file system.
-Peak RSS is that of the largest process. Run from the top of the checkout:
+(bench/write_floor.py): the floor under the render's time on this machine's file system. Every run starts
+after a sync, with nothing of the run before still being flushed. Peak RSS is that of the largest process.
+Run from the top of the checkout:
 
     python bench/bench.py                       # the 128-, 1,024- and 4,096-node fabrics, 5 runs each
     python bench/bench.py --runs 3 --lab 202    # and a lab dry run of a ~200-device fabric
@@ -32,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from write_floor import write_floor  # bench/ is on sys.path as the script's folder
 
 ROOT = Path(__file__).resolve().parent.parent
 _CLI = "import subprocess, sys; subprocess.run([sys.executable, '-m', 'rocefab', {args}], check=True, " \
@@ -217,7 +217,10 @@ def measure(stage: str, path: Path, out: Path) -> tuple[float, float]:
 def _floor_row(name: str, nodes: int, rendered: Path, render_s: float, runs: int) -> dict[str, Any]:
     """What writing the render's own bytes costs here, rendering nothing (bench/write_floor.py)."""
     workers = min(os.cpu_count() or 1, 4)  # as many processes as `rocefab render` starts by default
-    wall, size, files = write_floor(rendered, workers, runs)
+    done = subprocess.run([sys.executable, str(Path(__file__).with_name("write_floor.py")), str(rendered),
+                           str(workers), str(runs)], check=True, capture_output=True, text=True)
+    floor = json.loads(done.stdout)
+    wall, size, files = floor["median_s"], floor["bytes"], floor["files"]
     print(f"{name:<18} {nodes:>5} nodes  {'write-floor':<11} median {wall:6.2f} s  {size / 1e9:.2f} GB in {files} "
           f"files on {workers} processes, nothing rendered; the render takes {render_s / wall:.1f}x that", flush=True)
     return {"example": name, "nodes": nodes, "stage": "write-floor", "median_s": round(wall, 3), "bytes": size,
@@ -245,6 +248,9 @@ def main() -> None:
                 for _ in range(args.runs):
                     if stage == "render":
                         shutil.rmtree(rendered, ignore_errors=True)
+                    # Nothing left to flush from the run before: the kernel throttles a writer while gigabytes
+                    # of dirty pages are still going to disk, and a user's render seldom starts in that state.
+                    os.sync()
                     samples.append(measure(stage, path, rendered))
                 wall = statistics.median(s[0] for s in samples)
                 rss = max(s[1] for s in samples)

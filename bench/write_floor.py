@@ -3,15 +3,19 @@
 Every file of a finished render is read into memory first; then as many forked processes as the render uses
 each write their share into a fresh folder and hash it with SHA-256, as the render's workers do. What remains
 is the file system's and the hash's cost for those bytes and files on this machine, which no rendering code
-can go below; the bench prints the render's time beside it.
+can go below; the bench prints the render's time beside it. It runs as a process of its own
+(`python bench/write_floor.py RENDERED WORKERS RUNS` prints a JSON object): holding gigabytes in the bench's
+process would raise the peak RSS Linux reports for every process the bench starts afterwards.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -23,6 +27,7 @@ def write_floor(rendered: Path, workers: int, runs: int) -> tuple[float, int, in
     samples = []
     for _ in range(runs):
         shutil.rmtree(target, ignore_errors=True)
+        os.sync()  # as the bench does before each render
         start = time.perf_counter()
         children = []
         for k in range(workers):
@@ -45,3 +50,8 @@ def write_floor(rendered: Path, workers: int, runs: int) -> tuple[float, int, in
             raise RuntimeError(f"{len(failed)} of {workers} writers failed")
     shutil.rmtree(target, ignore_errors=True)
     return statistics.median(samples), sum(len(data) for _, data in files), len(files)
+
+
+if __name__ == "__main__":
+    wall, size, count = write_floor(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))
+    print(json.dumps({"median_s": wall, "bytes": size, "files": count}))
