@@ -1,6 +1,7 @@
-"""Export an inventory for the tools a site already runs: Nornir's SimpleInventory and an Ansible YAML
-inventory. The plan says what each device is (platform and role); the inventory says how to reach it.
-Neither output holds a secret: passwords stay where rocefab looks them up (environment, keyring, prompt)."""
+"""Export an inventory for the tools a site already runs: Nornir's SimpleInventory, an Ansible YAML inventory and
+an ANTA inventory for the switches ANTA tests. The plan says what each device is (platform and role); the inventory
+says how to reach it. No output holds a secret: passwords stay where rocefab looks them up (environment, keyring,
+prompt)."""
 
 from __future__ import annotations
 
@@ -119,3 +120,29 @@ def ansible_inventory(inventory: Inventory, devices: Sequence[PlannedDevice]) ->
     head = ("# Ansible inventory exported by rocefab; no passwords: pass --ask-pass or use a vault (rocefab reads "
             f"${d.password_env})\n")
     return head + dump_block({"all": {"vars": {"ansible_user": d.username}, "children": children}})
+
+
+def anta_inventory(inventory: Inventory, devices: Sequence[PlannedDevice]) -> str:
+    """An ANTA inventory (`anta_inventory: hosts:`) of the switches ANTA can test, each tagged with its own name as
+    the rendered anta/catalog.yml filters its tests. ANTA reaches eAPI over HTTPS only and takes the username and
+    password from its own options (`-u`, `--prompt`, ANTA_USERNAME / ANTA_PASSWORD), so none is written; a device
+    reached over plain HTTP or another transport cannot be exported."""
+    from rocefab.platforms import unit  # here: the platform units import the renderers
+
+    d = inventory.defaults
+    hosts: list[dict[str, Any]] = []
+    for device, access in _accesses(inventory, [x for x in devices if unit(x.kind).anta]):
+        transport = _transport(device, access)
+        if transport is not Transport.EAPI or (access.scheme or d.scheme) != "https":
+            raise ExportError(f"{inventory.file}: {device.name}: ANTA reaches EOS over eAPI on HTTPS only, and this "
+                              f"device is reached over {transport.value} ({access.scheme or d.scheme})")
+        entry: dict[str, Any] = {"name": device.name, "host": access.host}
+        if (port := access.port or DEFAULT_PORT[transport]) != 443:
+            entry["port"] = port
+        entry["tags"] = [device.name, f"role_{_group(device.role)}"]
+        if d.verify_tls if access.verify_tls is None else access.verify_tls:
+            entry["ssl_params"] = {"verify": True}  # the CA: SSL_CERT_FILE, which ANTA's client honours
+        hosts.append(entry)
+    head = ("# ANTA inventory exported by rocefab: anta nrfu -i THIS --catalog anta/catalog.yml -u USER --prompt\n"
+            f"# no passwords (rocefab reads ${d.password_env}; ANTA reads ANTA_PASSWORD)\n")
+    return head + dump_block({"anta_inventory": {"hosts": hosts}})

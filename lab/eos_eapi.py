@@ -72,6 +72,17 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         return user if (user, password) == (dev.username, dev.password) else None
 
+    def do_HEAD(self) -> None:
+        """What clients probe before they send commands (ANTA's reachability check is `HEAD /command-api` and
+        wants a 2xx): the endpoint answers as its POST would be authorised, with no body."""
+        self.close_connection = True
+        status = 404 if self.path != "/command-api" else 401 if self._user() is None else 200
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json" if status == 200 else "text/plain")
+        self.send_header("Content-Length", "0")
+        self.send_header("Connection", "close")
+        self.end_headers()
+
     def do_POST(self) -> None:
         self.close_connection = True
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))

@@ -19,24 +19,32 @@ inventory_app = command_group(help="Inventories for the tools a site runs beside
 class Format(StrEnum):
     NORNIR = "nornir"
     ANSIBLE = "ansible"
+    ANTA = "anta"
 
 
 @inventory_app.command()
 def export(
     intent: Annotated[Path, typer.Argument(help="intent YAML file", show_default=False)],
     fmt: Annotated[Format, typer.Option("--format", "-f", help="nornir: a SimpleInventory folder (hosts.yaml, "
-                                        "groups.yaml, defaults.yaml); ansible: one YAML inventory")],
+                                        "groups.yaml, defaults.yaml); ansible: one YAML inventory; anta: an ANTA "
+                                        "inventory of the EOS switches, for anta/catalog.yml")],
     inventory: Annotated[Path | None, typer.Option(
         "--inventory", "-i", envvar="ROCEFAB_INVENTORY",
         help="how each device is reached (rocefab's format or Nornir's) [default: the plan's management "
              "addresses, as render's inventory.yaml]")] = None,
     output: Annotated[Path | None, typer.Option(
-        "-o", "--output", help="folder (nornir) or file (ansible) to write [ansible default: stdout]")] = None,
+        "-o", "--output", help="folder (nornir) or file (ansible, anta) to write [default for a file: stdout]")] = None,
 ) -> None:
-    """Write the fabric's inventory for Nornir or Ansible: every device with its platform, role group and
-    address, no passwords. Exit 0 written, 2 bad input."""
+    """Write the fabric's inventory for Nornir, Ansible or ANTA: every device (ANTA: every EOS switch) with its
+    platform, role group and address, no passwords. Exit 0 written, 2 bad input."""
     from rocefab.deploy.inventory import load_inventory
-    from rocefab.deploy.inventory_export import ExportError, ansible_inventory, nornir_files, planned_inventory
+    from rocefab.deploy.inventory_export import (
+        ExportError,
+        ansible_inventory,
+        anta_inventory,
+        nornir_files,
+        planned_inventory,
+    )
     from rocefab.models.sourcemap import IntentLoadError
     from rocefab.pipeline_commands import checked_plan
     from rocefab.renderers.inventory_file import planned_devices
@@ -45,7 +53,10 @@ def export(
     try:
         source = planned_inventory(plan) if inventory is None else load_inventory(inventory)
         devices = planned_devices(plan)
-        files = nornir_files(source, devices) if fmt is Format.NORNIR else {"": ansible_inventory(source, devices)}
+        if fmt is Format.NORNIR:
+            files = nornir_files(source, devices)
+        else:
+            files = {"": (ansible_inventory if fmt is Format.ANSIBLE else anta_inventory)(source, devices)}
     except IntentLoadError as exc:
         for error in exc.errors:
             err.print(str(error), markup=False)
@@ -53,7 +64,7 @@ def export(
     except ExportError as exc:
         err.print(str(exc), markup=False)
         raise typer.Exit(EXIT_INPUT) from None
-    if fmt is Format.ANSIBLE and output is None:
+    if fmt is not Format.NORNIR and output is None:
         sys.stdout.write(files[""])
         return
     if output is None:
@@ -69,4 +80,5 @@ def export(
     except OSError as exc:
         err.print(f"{output}: {exc.strerror}; nothing more was written", markup=False)
         raise typer.Exit(EXIT_INPUT) from None
-    out.print(f"wrote the {fmt.value} inventory of {len(devices)} devices to {output}", markup=False)
+    count = len(devices) if fmt is not Format.ANTA else files[""].count("\n  - name: ")
+    out.print(f"wrote the {fmt.value} inventory of {count} devices to {output}", markup=False)

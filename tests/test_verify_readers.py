@@ -13,8 +13,7 @@ import yaml
 from rocefab.deploy.verify.checks import Verdict, switch_rows
 from rocefab.deploy.verify.doctor_fabric import tier_too_thin
 from rocefab.deploy.verify.ecmp import ecmp_rows, planned_routes
-from rocefab.deploy.verify.observation import Interface, Neighbor, NextHop, PortCounters, SwitchObservation, SwitchQos
-from rocefab.deploy.verify.queue_checks import lossless_rows, pause_rates
+from rocefab.deploy.verify.observation import Interface, Neighbor, NextHop, SwitchObservation, SwitchQos
 from rocefab.platforms import unit
 from rocefab.platforms.cumulus import counters as cumulus_counters
 from rocefab.platforms.cumulus import observe as cumulus
@@ -219,16 +218,6 @@ def test_nxos_and_cumulus_counter_readers() -> None:
         {"switch-priority": {"3": {"deadlock-count": 1}}})
     assert (port.in_packets, port.in_errors, port.out_packets, port.pfc_rx, port.pfc_tx) == (500, 1, 800, 12, 4)
     assert port.queue_drops == {3: 6} and port.ecn_marked == {3: 8} and port.watchdog_storms == {3: 1}
-
-
-def test_watchdog_and_ecn_rows() -> None:
-    before = PortCounters(0, 0, 0, 0, {}, {3: 0}, {3: 0}, {3: 0}, {3: 0}, 0)
-    after = PortCounters(10, 0, 0, 0, {}, {3: 20_000}, {3: 0}, {3: 1}, {3: 5_000}, 100_000)
-    rows = {r.check: r for r in lossless_rows("leaf", "Ethernet1/1", before, after, 3)}
-    assert rows["pfc-watchdog-events"].failed and rows["ecn-marking"].verdict is Verdict.WARN
-    assert pause_rates(before, after, 3, 1.0)[:2] == (20_000.0, 0.0)
-    # a platform without per-priority PFC: the totals
-    assert pause_rates(PortCounters(0, 0, 0, 0, {}), PortCounters(0, 0, 50, 0, {}), 3, 1.0)[2] == "all priorities"
 
 
 def test_tier_too_thin_from_an_oversubscribed_plan(tmp_path: Path) -> None:

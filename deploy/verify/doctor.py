@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from rocefab.deploy.verify import doctor_fabric
 from rocefab.deploy.verify.checks import Row, Verdict
+from rocefab.deploy.verify.counter_checks import NOT_REPORTED
 from rocefab.deploy.verify.diagnosis import Diagnosis
 from rocefab.renderers.plan import FabricPlan, PortRole, Role
 
@@ -121,6 +122,12 @@ RETRANSMISSIONS = Rule("roce-retransmissions", (), "RoCE retransmissions above t
                        "packets are lost on the way: PFC missing on a hop, drops on the lossless queue, an MTU "
                        "below the RoCE MTU somewhere, a dirty optic; the evidence lists what verify also saw on "
                        "this host and its leaf ports, else check the path towards its peers", False)
+UNREPORTED = Rule("not-reported", (), "counters the device did not report",
+                  "the checks that need them prove nothing here: a pause storm, drops on the lossless queue or a "
+                  "watchdog shutting it would pass unseen on these ports",
+                  "run the command on {device} by hand: a release that answers it in another shape, or not at all, "
+                  "needs a reader for that shape (rocefab's readers follow the samples in tests/fixtures/devices); "
+                  "until then watch these ports through the rendered monitoring rules", False)
 OVERSUBSCRIBED = Rule("oversubscribed", (), "leaf oversubscribed beyond its plan",
                       "host traffic meets less uplink capacity than planned: all-reduce slows as the job grows "
                       "(the seed's collapse at ~1,000 GPUs)", "restore the down uplinks of {device}", False)
@@ -149,7 +156,7 @@ def diagnose(plan: FabricPlan, rows: Sequence[Row], intent: str, inventory: str)
                              rule.symptom, rule.fix.format(device=device, port=port,
                                                            apply=_apply(intent, inventory, device))))
     fabric = doctor_fabric.ecmp_below_plan(plan, rows) + doctor_fabric.tier_too_thin(plan, rows)
-    return out + _retransmissions(plan, rows) + _oversubscription(plan, rows) + fabric
+    return out + _retransmissions(plan, rows) + _oversubscription(plan, rows) + fabric + _unreported(rows)
 
 
 def _retransmissions(plan: FabricPlan, rows: Sequence[Row]) -> list[Diagnosis]:
@@ -198,4 +205,22 @@ def _oversubscription(plan: FabricPlan, rows: Sequence[Row]) -> list[Diagnosis]:
             (f"{len(lost)} of {len(uplinks)} uplinks down ({', '.join(p.name for p in lost)}): {left}G of {planned}G "
              f"for {host_gbps}G of hosts, oversubscription now {ratio} (planned {host_gbps / planned:.2g}:1)",),
             OVERSUBSCRIBED.symptom, OVERSUBSCRIBED.fix.format(device=sw.name)))
+    return out
+
+
+def _unreported(rows: Sequence[Row]) -> list[Diagnosis]:
+    """Counter checks that found no value: one diagnosis per device and missing command, naming the checks and
+    ports it cost (a release without a table costs it on every port)."""
+    grouped: dict[tuple[str, str], list[Row]] = {}
+    for row in rows:
+        if row.verdict is Verdict.WARN and row.observed.startswith(NOT_REPORTED):
+            grouped.setdefault((row.device, row.observed), []).append(row)
+    out = []
+    for (device, observed), found in grouped.items():
+        checks = sorted({r.check for r in found})
+        ports = list(dict.fromkeys(r.port for r in found if r.port))
+        where = ", ".join(ports[:6]) + (f" and {len(ports) - 6} more" if len(ports) > 6 else "")
+        evidence = f"{', '.join(checks)}: {observed}" + (f" on {where}" if where else "")
+        out.append(Diagnosis(UNREPORTED.code, device, "", UNREPORTED.title, (evidence,), UNREPORTED.symptom,
+                             UNREPORTED.fix.format(device=device)))
     return out

@@ -8,7 +8,7 @@ platform did not report is None, which a check reports as "not reported" rather 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,19 +140,24 @@ class HostObservation:
 
 @dataclass(frozen=True, slots=True)
 class PortCounters:
-    """One read of a switch port's counters (they only grow; verify compares two reads)."""
+    """One read of a switch port's counters (they only grow; verify compares two reads).
 
-    in_packets: int
-    in_errors: int
-    pfc_rx: int  # PFC pause frames received / sent, all priorities
-    pfc_tx: int
-    queue_drops: Mapping[int, int]  # egress drops per traffic class
-    # per priority (PFC) or class (queues); None: the reader does not read it, a class missing counts 0
-    pfc_rx_priority: Mapping[int, int] | None = None
+    None is "the device did not report it": a table, key or row the reader did not find, never a zero. Inside a
+    per-class mapping a class without an entry is not reported either. `sources` names the command each field
+    comes from (by field name), so a check that finds None can say which command did not answer it.
+    """
+
+    in_packets: int | None
+    in_errors: int | None
+    pfc_rx: int | None  # PFC pause frames received / sent, all priorities
+    pfc_tx: int | None
+    queue_drops: Mapping[int, int] | None  # egress drops per traffic class (qos-group)
+    pfc_rx_priority: Mapping[int, int] | None = None  # per priority
     pfc_tx_priority: Mapping[int, int] | None = None
-    watchdog_storms: Mapping[int, int] | None = None  # times the PFC watchdog shut the queue down
+    watchdog_storms: Mapping[int, int] | None = None  # times the PFC watchdog shut the queue down, per class
     ecn_marked: Mapping[int, int] | None = None  # packets sent ECN-marked, per egress queue
     out_packets: int | None = None
+    sources: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
