@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from rocefab.lab import eos_state
+from rocefab.lab import eos_show_detail, eos_state
 from rocefab.lab.configtree import ConfigError, ConfigTree, Cursor
 from rocefab.lab.eos_grammar import EOS_GRAMMAR, error_text
 from rocefab.lab.eos_sessions import MAX_OPEN_SESSIONS, CliError, Session, failed
@@ -173,8 +173,11 @@ EXEC: tuple[tuple[re.Pattern[str], Handler], ...] = tuple((re.compile(p), h) for
     (r"enable", _enable),
     (r"show version", show_version),
     (r"show hostname", show_hostname),
+    (r"show interfaces description", eos_show_detail.interfaces_description),
     (r"show interfaces(?: (\S+))?", show_interfaces),
+    (r"show lldp neighbors detail", eos_show_detail.lldp_detail),
     (r"show lldp neighbors", show_lldp),
+    (r"show (?:ip )?bgp neighbors vrf all", eos_show_detail.bgp_neighbors),
     (r"show ip bgp summary(?: vrf (?:all|default))?", show_bgp_summary),
     (r"show mlag", show_mlag),
     (r"show ip route (\S+)", lambda b, m, d: (eos_state.ip_route(b.dev, m.group(1)), "")),

@@ -111,6 +111,9 @@ def interfaces(dev: EosDevice) -> dict[str, dict[str, Any]]:
             "forwardingModel": "bridged" if bridged else "routed",
             "interfaceCounters": _interface_counters(dev, name),
         }
+        if kind == "Ethernet":  # the port's physical layer: a forced speed, both directions at once
+            entry.update(duplex="duplexFull" if up else "duplexUnknown", autoNegotiate="unknown",
+                         lanes=max(1, min(8, bw // 50_000_000_000)) if up else 0)
         if kind != "Loopback":
             tail = hashlib.sha256(f"{dev.serial}{name}".encode()).hexdigest()
             entry["physicalAddress"] = "00:1c:73:" + ":".join(tail[i:i + 2] for i in (0, 2, 4))

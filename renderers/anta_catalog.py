@@ -5,7 +5,13 @@ One catalog for the fabric; each test carries `filters: tags: [<device>]`, and A
 inventory with its own name, so `anta nrfu --catalog anta/catalog.yml` runs each switch's tests on that switch
 only. Tests used (ANTA 1.x names and inputs): interface status and speed of every planned port and LAG, the L3
 MTU of routed interfaces, LLDP neighbours of fabric links from the cabling plan, a BGP session to every planned
-peer (by address, or by interface when unnumbered), and MLAG health.
+peer (by address, or by interface when unnumbered), MLAG health, and no drop ever counted on the lossless queue of
+any planned port (the RoCE priority's unicast traffic class, drop precedence 0).
+
+Left to verify, which reads two samples of the counters: ANTA's PFC and ECN counter tests compare totals since the
+counters were cleared with a fixed threshold, and a healthy lossless fabric pauses and marks now and then, so no
+threshold tells a storm from a busy week. ANTA has no test of the QoS configuration (trust, DSCP map, PFC
+priorities, strict CNP queue): `rocefab verify` checks those.
 """
 
 from __future__ import annotations
@@ -33,6 +39,10 @@ def _switch_tests(plan: FabricPlan, sw: Switch) -> dict[str, list[dict[str, Any]
             {"VerifyInterfacesStatus": {"interfaces": status, **tags}},
             {"VerifyInterfacesSpeed": {"interfaces": speed, **tags}},
             {"VerifyL3MTU": {"mtu": sw.mtu_bytes, **tags}},
+            # EOS queues priority p in traffic class p: the RoCE priority's class is the priority itself
+            {"VerifyInterfacesEgressQueueDrops": {"interfaces": [p.name for p in sw.ports],
+                                                  "traffic_classes": [f"TC{plan.qos.roce_priority}"],
+                                                  "queue_types": ["unicast"], **tags}},
         ],
         "anta.tests.connectivity": [{"VerifyLLDPNeighbors": {"neighbors": lldp, **tags}}],
         "anta.tests.routing.bgp": [{"VerifyBGPPeerSession": {"bgp_peers": peers, **tags}}],

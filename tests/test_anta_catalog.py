@@ -55,3 +55,25 @@ def test_no_catalog_without_eos_switches() -> None:
     checked = check_file(ROOT / "tests" / "lab" / "intents" / "mixed.yaml", "mixed")  # NX-OS and Cumulus only
     assert checked.plan is not None and not any(sw.platform == "eos" for sw in checked.plan.switches)
     assert render_anta_catalog(checked.plan) is None
+
+
+@pytest.mark.parametrize("priority", [3, 4, 1])
+def test_the_lossless_queue_drop_test_follows_the_roce_priority(priority: int, tmp_path: Path) -> None:
+    """Whatever priority the intent gives RoCE, ANTA's queue-drop test watches that traffic class (EOS queues
+    priority p in class p) on every planned port of every EOS switch."""
+    text = (ROOT / "intents" / "pod32.yaml").read_text(encoding="utf-8")
+    intent = tmp_path / "pod.yaml"
+    intent.write_text(text.replace("roce: {dscp: 26, priority: 3}", f"roce: {{dscp: 26, priority: {priority}}}"),
+                      encoding="utf-8")
+    checked = check_file(intent, "pod")
+    assert checked.plan is not None and checked.plan.qos.roce_priority == priority
+    path = tmp_path / "catalog.yml"
+    path.write_text(render_anta_catalog(checked.plan) or "", encoding="utf-8")
+    catalog = AntaCatalog.parse(path)
+    catalog.build_indexes()
+    for sw in (s for s in checked.plan.switches if s.platform == "eos"):
+        drops = [t.inputs for t in catalog.get_tests_by_tags({sw.name})
+                 if t.test.__name__ == "VerifyInterfacesEgressQueueDrops"]
+        assert len(drops) == 1
+        assert drops[0].traffic_classes == [f"TC{priority}"] and drops[0].queue_types == ["unicast"]
+        assert {str(i) for i in drops[0].interfaces or []} == {p.name for p in sw.ports}
