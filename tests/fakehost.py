@@ -1,4 +1,4 @@
-"""Test helpers around the lab's fake GPU host (lab/fakehost.py): the host itself is product code, used by
+"""Test helpers around the lab's fake GPU host (lab/host/fakehost.py): the host itself is product code, used by
 `rocefab lab up`; these helpers only make sense in tests."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from rocefab.lab.fakehost import (  # noqa: F401 - re-exported for the host-script tests
+from rocefab.lab.host.fakehost import (  # noqa: F401 - re-exported for the host-script tests
     STUBS,
     SYSTEM_PATH,
     TOOLS,

@@ -17,11 +17,11 @@ import pytest
 import yaml
 
 from rocefab.lab.configtree import ConfigTree, Node
-from rocefab.lab.cumulus_nvue import CumulusDevice
-from rocefab.lab.eos_device import EosDevice
-from rocefab.lab.eos_grammar import EOS_GRAMMAR
-from rocefab.lab.nxos_config import NxosConfig
-from rocefab.lab.nxos_device import NxosDevice
+from rocefab.lab.cumulus.nvue import CumulusDevice
+from rocefab.lab.eos.device import EosDevice
+from rocefab.lab.eos.grammar import EOS_GRAMMAR
+from rocefab.lab.nxos.config import NxosConfig
+from rocefab.lab.nxos.device import NxosDevice
 from rocefab.models.loader import load_yaml12
 from rocefab.platforms import UNITS
 from rocefab.platforms.spec import PlatformSpec

@@ -1,4 +1,4 @@
-"""The rendered host script, run for real (bash) against the fake Linux host of lab/fakehost.py:
+"""The rendered host script, run for real (bash) against the fake Linux host of lab/host/fakehost.py:
 --check on a fresh host, apply, idempotency, drift detection, prerequisites, exit codes, failing and lying tools;
 plus `bash -n` / shellcheck for every rendered host script (the NIC/bond script and the preflight)."""
 

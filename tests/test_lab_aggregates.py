@@ -15,9 +15,9 @@ from test_rail_host_script import RAIL_INTENT
 
 from rocefab.lab import routing
 from rocefab.lab.configtree import ConfigTree
-from rocefab.lab.cumulus_nvue import CumulusDevice
-from rocefab.lab.eos_grammar import EOS_GRAMMAR
-from rocefab.lab.nxos_config import NxosConfig
+from rocefab.lab.cumulus.nvue import CumulusDevice
+from rocefab.lab.eos.grammar import EOS_GRAMMAR
+from rocefab.lab.nxos.config import NxosConfig
 from rocefab.lab.wiring import BgpPeerConfig, BgpSpeaker, Wiring
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.plan import FabricPlan, Role, Switch

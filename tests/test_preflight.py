@@ -1,5 +1,5 @@
 """The read-only host preflight (hosts/<host>.preflight.sh), run for real (bash) against the fake GPU host of
-lab/fakehost.py for both host shapes, a ToR-bonded one (intents/lab.yaml) and a rail-optimized one: a healthy host
+lab/host/fakehost.py for both host shapes, a ToR-bonded one (intents/lab.yaml) and a rail-optimized one: a healthy host
 passes every check; each fault planted below the script (ACS left on, a downgraded PCIe link, a small BAR1,
 nvidia_peermem missing, firmware that differs, an RDMA link down, no RoCE v2 GID, MTU 1500, a missing tool, GPUs on
 the other socket) is found with its verdict; --json says the same as the table; nothing on the host changes; and

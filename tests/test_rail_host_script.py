@@ -1,6 +1,6 @@
 """Rail-optimized hosts: the rendered script of a server with single-port NICs (one /31 per NIC to its rail leaf, a
 main-table route for its rail, per-NIC policy routing) run for real against the fake Linux host of
-lab/fakehost.py with plain per-port RDMA devices; plus the `ip` stub's policy routing (rules, numbered tables),
+lab/host/fakehost.py with plain per-port RDMA devices; plus the `ip` stub's policy routing (rules, numbered tables),
 which those scripts rely on."""
 
 from __future__ import annotations

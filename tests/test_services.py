@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 
 from rocefab.cli import app
 from rocefab.lab.configtree import ConfigError, ConfigTree
-from rocefab.lab.cumulus_schema import SCHEMA, Invalid, normalise
-from rocefab.lab.eos_grammar import EOS_GRAMMAR
-from rocefab.lab.nxos_config import InvalidCommandError, NxosConfig, rollback_patch
+from rocefab.lab.cumulus.schema import SCHEMA, Invalid, normalise
+from rocefab.lab.eos.grammar import EOS_GRAMMAR
+from rocefab.lab.nxos.config import InvalidCommandError, NxosConfig, rollback_patch
 from rocefab.models.intent import Intent
 from rocefab.models.loader import load_yaml12
 

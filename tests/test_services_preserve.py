@@ -13,8 +13,8 @@ from rocefab.deploy.preserve import (
     top_level_blocks,
 )
 from rocefab.lab.configtree import ConfigTree
-from rocefab.lab.eos_grammar import EOS_GRAMMAR
-from rocefab.lab.nxos_config import NxosConfig
+from rocefab.lab.eos.grammar import EOS_GRAMMAR
+from rocefab.lab.nxos.config import NxosConfig
 from rocefab.platforms.cumulus.session import carry_device_local
 from rocefab.platforms.eos import PRESERVED as EOS_PRESERVED
 from rocefab.platforms.nxos import PRESERVED as NXOS_PRESERVED

@@ -1,5 +1,5 @@
-"""The host stubs' server (lab/stubserver.py, lab/hoststubs/_server.py): a call through its client answers byte for
-byte what the standalone stub answers, fake hosts stay apart under concurrent calls, and a failed server is an
+"""The host stubs' server (lab/host/stubserver.py, lab/host/stubs/_server.py): a call through its client answers
+byte for byte what the standalone stub answers, fake hosts stay apart under concurrent calls, and a failed server is an
 error of the harness, never a tool's output."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from rocefab.lab import fakehost, stubserver
-from rocefab.lab.fakehost import STUBS, SYSTEM_PATH, TOOLS, host_env, make_host
+from rocefab.lab.host import fakehost, stubserver
+from rocefab.lab.host.fakehost import STUBS, SYSTEM_PATH, TOOLS, host_env, make_host
 
 PORTS = ("ens1f0np0", "ens1f1np1")
 LAG = {"mlx5_bond_0": PORTS}
@@ -224,7 +224,7 @@ def test_the_server_ends_with_its_owner(tmp_path: Path) -> None:
     owner = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys, time
         from pathlib import Path
-        from rocefab.lab import stubserver
+        from rocefab.lab.host import stubserver
         srv = stubserver.StubServer(Path({str(STUBS)!r}), ["ip"])
         print(srv.process.pid, srv.folder, flush=True)
         time.sleep(60)

@@ -216,8 +216,8 @@ def test_doctor_rules_of_the_host_stack(check: str, code: str) -> None:
 def test_fake_host_counters_advance_and_faults_make_them_grow(tmp_path: Path) -> None:
     """The lab's traffic model on a fake host: two renders apart in time, read by the real sampling script and the
     ethtool stub; a retransmitting device and a storming port are the ones that fail."""
-    from rocefab.lab import fakehost
-    from rocefab.lab.host_traffic import HostTraffic
+    from rocefab.lab.host import fakehost
+    from rocefab.lab.host.traffic import HostTraffic
 
     root = fakehost.make_host(tmp_path / "host", ["ens1f0np0", "ens1f1np1"])
     fakehost.stub(root, "mlnx_qos", "-i", "ens1f0np0", "--pfc", "0,0,0,1,0,0,0,0")
@@ -252,7 +252,7 @@ def test_fake_host_counters_advance_and_faults_make_them_grow(tmp_path: Path) ->
 
 
 def test_fake_host_firmware_follows_its_hardware(tmp_path: Path) -> None:
-    from rocefab.lab import fakehost
+    from rocefab.lab.host import fakehost
 
     root = fakehost.make_host(tmp_path / "host", ["ens1f0np0"])
     fw = root / "sys" / "class" / "infiniband" / "mlx5_0" / "fw_ver"

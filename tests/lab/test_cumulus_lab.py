@@ -1,4 +1,4 @@
-"""The Cumulus NVUE emulator (lab/cumulus_nvue.py) driven by real clients over real SSH on 127.0.0.1:
+"""The Cumulus NVUE emulator (lab/cumulus/nvue.py) driven by real clients over real SSH on 127.0.0.1:
 paramiko exec + SFTP, asyncssh exec + SCP, netmiko `cumulus_linux` on the interactive shell. Every client pins the
 emulator's per-run host key through a known_hosts file, as the deploy layer does."""
 
@@ -21,7 +21,7 @@ import pytest
 import yaml
 from netmiko import ConnectHandler
 
-from rocefab.lab.cumulus_nvue import CumulusDevice
+from rocefab.lab.cumulus.nvue import CumulusDevice
 from rocefab.lab.sshd import LabSSHServer
 from rocefab.models.loader import load_yaml12
 from rocefab.renderers.pipeline import check_file

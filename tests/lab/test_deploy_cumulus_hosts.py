@@ -12,8 +12,8 @@ from deploy_behaviour import DeployBehaviour
 
 from rocefab.deploy.fleet import Fleet, Status, Target
 from rocefab.deploy.inventory import Access, Secret, Transport
-from rocefab.lab.cumulus_nvue import CumulusDevice
-from rocefab.lab.linux_host import LinuxHost
+from rocefab.lab.cumulus.nvue import CumulusDevice
+from rocefab.lab.host.linux_host import LinuxHost
 from rocefab.lab.sshd import LabSSHServer
 from rocefab.platforms.cumulus.session import CumulusSession
 from rocefab.platforms.host.session import HostSession
@@ -99,7 +99,7 @@ def host(tmp_path: Path) -> Iterator[tuple[LinuxHost, LabSSHServer, Access]]:
 
 
 def test_host_dry_run_apply_and_in_sync(host: tuple[LinuxHost, LabSSHServer, Access]) -> None:
-    from rocefab.lab.fakehost import snapshot
+    from rocefab.lab.host.fakehost import snapshot
 
     device, _, acc = host
     script = POD_FILES[("gpu001", "host-script")]
@@ -219,7 +219,7 @@ class TestHostDeployBehaviour(DeployBehaviour):
         return POD_FILES[(self.name, "host-script")]
 
     def state(self, device: LinuxHost) -> str:
-        from rocefab.lab.fakehost import snapshot
+        from rocefab.lab.host.fakehost import snapshot
 
         return repr(sorted(snapshot(device.sandbox / "sys").items()))
 

@@ -13,8 +13,8 @@ from deploy_behaviour import DeployBehaviour
 from rocefab.deploy.fleet import Fleet, Status, Target
 from rocefab.deploy.inventory import Access, Secret, Transport
 from rocefab.deploy.session import DeployError
-from rocefab.lab.eos_device import EosDevice
-from rocefab.lab.eos_eapi import EosServer, serve_eos
+from rocefab.lab.eos.device import EosDevice
+from rocefab.lab.eos.eapi import EosServer, serve_eos
 from rocefab.platforms.eos.session import EosSession
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.render import render_fabric

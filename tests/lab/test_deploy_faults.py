@@ -25,7 +25,7 @@ import pytest
 import yaml
 
 from rocefab.lab.fabric import FabricLab
-from rocefab.lab.fakehost import snapshot
+from rocefab.lab.host.fakehost import snapshot
 from rocefab.renderers.pipeline import check_file
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,8 +13,8 @@ from deploy_behaviour import DeployBehaviour
 from rocefab.deploy.fleet import Fleet, Status, Target
 from rocefab.deploy.inventory import Access, Secret, Transport
 from rocefab.deploy.session import DeployError
-from rocefab.lab.nxos_device import NxosDevice
-from rocefab.lab.nxos_server import NxosServer, serve_nxos
+from rocefab.lab.nxos.device import NxosDevice
+from rocefab.lab.nxos.server import NxosServer, serve_nxos
 from rocefab.platforms.nxos.session import NxosSession
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.render import render_fabric

@@ -28,9 +28,9 @@ from napalm.base.exceptions import (
 from napalm.eos.eos import EOSDriver
 
 from rocefab.lab.configtree import ConfigError, ConfigTree
-from rocefab.lab.eos_device import EosDevice
-from rocefab.lab.eos_eapi import EosServer, serve_eos
-from rocefab.lab.eos_grammar import EOS_GRAMMAR, error_text
+from rocefab.lab.eos.device import EosDevice
+from rocefab.lab.eos.eapi import EosServer, serve_eos
+from rocefab.lab.eos.grammar import EOS_GRAMMAR, error_text
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.render import render_fabric
 

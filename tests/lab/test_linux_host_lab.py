@@ -1,4 +1,4 @@
-"""The Linux GPU host emulator (lab/linux_host.py): the rendered host script uploaded by SFTP and run with
+"""The Linux GPU host emulator (lab/host/linux_host.py): the rendered host script uploaded by SFTP and run with
 real bash over SSH exec against the fake host, with real clients (paramiko, asyncssh) pinning the host key."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import paramiko
 import pytest
 from netmiko import ConnectHandler
 
-from rocefab.lab.fakehost import diff, snapshot, state, stub_dir
-from rocefab.lab.linux_host import LinuxHost
+from rocefab.lab.host.fakehost import diff, snapshot, state, stub_dir
+from rocefab.lab.host.linux_host import LinuxHost
 from rocefab.lab.sshd import LabSSHServer
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.render import render_fabric
@@ -89,7 +89,7 @@ def test_commands_run_in_the_sandbox_with_the_stubs_first(lab: Lab) -> None:
     where, tool, env, missing = lab.run("pwd", "command -v mlnx_qos", "echo $ROCEFAB_SYSFS_ROOT $ROCEFAB_ETC_ROOT",
                                         "mlnx_qos -i eth9")
     assert where.stdout == f"{lab.host.sandbox}\n"
-    assert tool.stdout == f"{stub_dir() / 'mlnx_qos'}\n"  # the stub server's client (lab/stubserver.py)
+    assert tool.stdout == f"{stub_dir() / 'mlnx_qos'}\n"  # the stub server's client (lab/host/stubserver.py)
     assert env.stdout == f"{lab.host.sandbox}/sys {lab.host.sandbox}/etc\n"
     assert missing.exit_status == 1  # the stub's answer for a netdev the host does not have
 

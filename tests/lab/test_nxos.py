@@ -17,9 +17,9 @@ from napalm.nxapi_plumbing import Device as NxapiDevice
 from napalm.nxapi_plumbing import NXAPICommandError, NXAPIConnectionError
 from netmiko import ConnectHandler, NetmikoAuthenticationException
 
-from rocefab.lab.nxos_config import InvalidCommandError, NxosConfig
-from rocefab.lab.nxos_device import NxosDevice
-from rocefab.lab.nxos_server import NxosServer, serve_nxos
+from rocefab.lab.nxos.config import InvalidCommandError, NxosConfig
+from rocefab.lab.nxos.device import NxosDevice
+from rocefab.lab.nxos.server import NxosServer, serve_nxos
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.render import render_fabric
 

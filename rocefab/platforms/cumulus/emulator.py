@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rocefab.lab.cumulus_nvue import CumulusDevice
+from rocefab.lab.cumulus.nvue import CumulusDevice
 from rocefab.lab.fabric import LabDevice
 from rocefab.lab.sshd import LabSSHServer
 from rocefab.lab.tls import LabCertificate

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rocefab.lab.eos_device import EosDevice
-from rocefab.lab.eos_eapi import serve_eos
+from rocefab.lab.eos.device import EosDevice
+from rocefab.lab.eos.eapi import serve_eos
 from rocefab.lab.fabric import LabDevice
 from rocefab.lab.tls import LabCertificate
 from rocefab.renderers.plan import Switch

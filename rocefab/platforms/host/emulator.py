@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rocefab.lab.fabric import LabDevice
-from rocefab.lab.linux_host import LinuxHost
+from rocefab.lab.host.linux_host import LinuxHost
 from rocefab.lab.sshd import LabSSHServer
 from rocefab.lab.tls import LabCertificate
 from rocefab.renderers.plan import Host

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from rocefab.lab.fabric import LabDevice
-from rocefab.lab.nxos_device import NxosDevice
-from rocefab.lab.nxos_server import serve_nxos
+from rocefab.lab.nxos.device import NxosDevice
+from rocefab.lab.nxos.server import serve_nxos
 from rocefab.lab.tls import LabCertificate
 from rocefab.renderers.plan import Switch
 

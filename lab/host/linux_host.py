@@ -1,4 +1,4 @@
-"""A Linux GPU host for the lab: exec requests run real bash against a fake host (lab/fakehost.py).
+"""A Linux GPU host for the lab: exec requests run real bash against a fake host (lab/host/fakehost.py).
 
 The host lives in one sandbox folder: the fake sysfs in `sys/`, the fake `/etc` in `etc/`, and whatever a client
 uploads by SFTP/SCP (which is chrooted to the sandbox). Every command runs as `bash -c <command>` with the sandbox
@@ -22,8 +22,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rocefab.lab import fakehost, host_traffic
 from rocefab.lab.faults import Reachability
+from rocefab.lab.host import fakehost
+from rocefab.lab.host import traffic as host_traffic
 from rocefab.lab.sshd import Disconnect, Outcome
 
 EXEC_TIMEOUT_S = 120

@@ -12,7 +12,7 @@ import shlex
 from collections.abc import Iterator
 from typing import Any
 
-from rocefab.lab.cumulus_schema import EXCLUSIVE, SCHEMA, Node, Tree, step
+from rocefab.lab.cumulus.schema import EXCLUSIVE, SCHEMA, Node, Tree, step
 
 
 def merge(dst: Tree, src: Tree, node: Node = SCHEMA) -> None:

@@ -1,5 +1,5 @@
 """Show commands of the lab's EOS emulator that other tools read beside rocefab (ANTA's interface, LLDP and BGP
-tests), derived from the same state as lab/eos_state.py's. Shapes: the eAPI answers in
+tests), derived from the same state as lab/eos/state.py's. Shapes: the eAPI answers in
 tests/fixtures/devices/eos/ (each sample's source in its index.yaml); tests/lab/test_emulator_conformance.py holds
 the emulator to them.
 """
@@ -10,10 +10,10 @@ import hashlib
 import re
 from typing import TYPE_CHECKING, Any
 
-from rocefab.lab import eos_state
+from rocefab.lab.eos import state as eos_state
 
 if TYPE_CHECKING:
-    from rocefab.lab.eos_commands import Batch
+    from rocefab.lab.eos.commands import Batch
 
 Answer = tuple[dict[str, Any] | None, str]
 _LONG = {"Et": "Ethernet", "Po": "Port-Channel", "Vl": "Vlan", "Lo": "Loopback"}
@@ -65,10 +65,14 @@ def _long(short: str) -> str:
 
 def bgp_neighbors(b: Batch, m: re.Match[str], data: str | None) -> Answer:
     """Per VRF the peer list; an unnumbered (RFC 5549) peer carries its interface as `ifName` beside its
-    link-local address."""
+    link-local address. The fabric's sessions carry IPv4 (an unnumbered one over an IPv6 link-local transport):
+    `show ipv6 bgp peers` lists none of them."""
     vrfs: dict[str, Any] = {}
     for vrf, summary in eos_state.bgp_summary(b.dev)["vrfs"].items():
-        peers = []
+        peers: list[dict[str, Any]] = []
+        vrfs[vrf] = {"peerList": peers}
+        if m.group(1):
+            continue
         for key, peer in summary["peers"].items():
             up = peer["peerState"] == "Established"
             entry: dict[str, Any] = {
@@ -78,11 +82,19 @@ def bgp_neighbors(b: Batch, m: re.Match[str], data: str | None) -> Answer:
                                 "outputQueueLength": 0},
                 "neighborCapabilities": {"multiprotocolCaps": {"ipv4Unicast": {
                     "advertised": True, "received": up, "enabled": up}}},
+                "prefixesReceived": peer["prefixReceived"], "prefixesSent": 0, "v6PrefixesReceived": 0,
+                "v6PrefixesSent": 0,
             }
             if "%" in key:
                 entry["ifName"] = _long(key.partition("%")[2])
             peers.append(entry)
-        vrfs[vrf] = {"peerList": peers}
     text = "".join(f"BGP neighbor is {p['peerAddress']}, remote AS {p['asn']}\n  BGP state is {p['state']}\n"
                    for v in vrfs.values() for p in v["peerList"])
     return {"vrfs": vrfs}, text
+
+
+def ipv6_bgp_summary(b: Batch, m: re.Match[str], data: str | None) -> Answer:
+    """No IPv6 unicast peers (see bgp_neighbors); the VRFs and router ids as the IPv4 summary has them."""
+    vrfs = {vrf: {**{k: v for k, v in summary.items() if k != "peers"}, "peers": {}}
+            for vrf, summary in eos_state.bgp_summary(b.dev)["vrfs"].items()}
+    return {"vrfs": vrfs}, ""

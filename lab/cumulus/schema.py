@@ -1,8 +1,8 @@
-"""NVUE's configuration schema as the lab's Cumulus emulator (lab/cumulus_nvue.py) checks it: the value types, in
+"""NVUE's configuration schema as the lab's Cumulus emulator (lab/cumulus/nvue.py) checks it: the value types, in
 jsonschema's words as NVUE prints them, and every config path the emulator accepts (`SCHEMA_LINES`).
 
 A `- set:`/`- unset:` document or an `nv set` line is walked against `SCHEMA`: an unknown path or a bad value raises
-`Invalid` with NVUE's message, and nothing changes. What the schema covers, and why, is said in lab/cumulus_nvue.py.
+`Invalid` with NVUE's message, and nothing changes. What the schema covers, and why, is said in lab/cumulus/nvue.py.
 """
 
 from __future__ import annotations

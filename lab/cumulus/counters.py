@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rocefab.lab.cumulus_nvue import CumulusDevice
+    from rocefab.lab.cumulus.nvue import CumulusDevice
 
 
 def _read(dev: CumulusDevice, port: str) -> Any:

@@ -3,7 +3,7 @@
 Every call of a stub (`ip`, `ethtool`, `mlnx_qos`, ...) used to be a fresh `python3 -S`: ~12 ms of interpreter
 start on this 2-core machine, plus ~3 ms compiling the stub's file (a script is never cached) and the imports. With
 the server, the executables on a fake host's PATH are bash clients (`bin/<tool>` in the server's folder) that
-connect to one long-lived Python server on 127.0.0.1 (hoststubs/_server.py), whose workers have the stub modules
+connect to one long-lived Python server on 127.0.0.1 (stubs/_server.py), whose workers have the stub modules
 loaded. A worker reads the client's argv, environment, working folder, umask and standard streams from /proc and
 runs the stub file as `__main__` exactly as a standalone start would, writing straight to the client's own pipes,
 so output bytes, stdout/stderr interleaving, exit status and tracebacks stay the standalone ones (details and the
@@ -42,7 +42,7 @@ shared process. The server first forked a child per call (a private copy of the 
 the call and their own after it, so the stubs stay as they are and a hung stub holds one worker: the server's CPU
 for one host's --check (8 calls) fell from 57 to 13 ms, the 202-device dry run's lab CPU from 27.9 to 17.2 CPU-s
 (wall 21.4 -> 15.7 s at -j 16; both measured in the same hour, 2026-12-02 07:15-07:30). (2) A compiled client: saves
-most of the bash start; built where a C compiler is (lab/stubclient.py; 2.9 -> 1.7 CPU-ms per call on the calling
+most of the bash start; built where a C compiler is (lab/host/stubclient.py; 2.9 -> 1.7 CPU-ms per call on the calling
 side, a `$(...)` subshell included, measured 2026-12-02 at load 8), the bash client elsewhere. (3) Relaying stdout and
 stderr over the socket: needs framing, and bash reads a socket byte by byte, so the client would fork `head` or
 `cat` for any output; reopening the client's own pipes from /proc needs none (only a file written from its offset,
@@ -68,7 +68,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from rocefab.lab import stubclient
+from rocefab.lab.host import stubclient
 
 SWITCH = "ROCEFAB_LAB_STUB_SERVER"
 CLIENT_SWITCH = "ROCEFAB_LAB_STUB_CLIENT"  # "bash": the bash client even where the compiled one builds
@@ -76,7 +76,7 @@ SYSTEM_PATH = "/usr/bin:/bin"
 START_TIMEOUT_S = 30
 
 _CLIENT = """#!/bin/bash -p
-# rocefab lab: {tool} as a client of the host stubs' server (lab/stubserver.py), which runs {stub}
+# rocefab lab: {tool} as a client of the host stubs' server (lab/host/stubserver.py), which runs {stub}
 # for this process from its own argv, environment, folder and streams (read from /proc). -p: no BASH_ENV, no
 # functions or SHELLOPTS from the environment, as the standalone Python stub would not see them either.
 fail() {{

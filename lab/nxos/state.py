@@ -1,7 +1,7 @@
 """What an emulated NX-OS switch reports beyond its config: interface state, LLDP, BGP, vPC.
 
 Derived at the moment of asking from the running config and the lab's wiring (lab/wiring.py), as for EOS
-(lab/eos_state.py). Shapes: `show interface` rows as NAPALM's `get_interfaces` reads them (`state`,
+(lab/eos/state.py). Shapes: `show interface` rows as NAPALM's `get_interfaces` reads them (`state`,
 `admin_state`, `eth_mtu`, `eth_bw` in Kb/s); `show lldp neighbors detail` as text in the layout NAPALM's TextFSM
 template parses (Chassis id / Port id / Local Port id / ... / Enabled Capabilities per neighbour); `show ip bgp
 summary vrf default` as NX-API's nested TABLE_vrf / TABLE_af / TABLE_saf / TABLE_neighbor rows (`neighborid`,
@@ -15,11 +15,11 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from rocefab.lab import routing
-from rocefab.lab.nxos_config import Node
+from rocefab.lab.nxos.config import Node
 from rocefab.lab.wiring import BgpPeerConfig, BgpSpeaker
 
 if TYPE_CHECKING:
-    from rocefab.lab.nxos_device import NxosDevice
+    from rocefab.lab.nxos.device import NxosDevice
 
 DEFAULT_MTU = 1500  # an NX-OS interface without an `mtu` line
 

@@ -1,7 +1,7 @@
 """One eAPI `runCmds` request to the lab's EOS emulator: its CLI context (`Batch`: every request starts in exec mode;
 `configure` or `configure session` enter config mode, where each line is placed by the EOS grammar), the exec
 commands that enter config mode, commit or abort a session and copy, write or replace files, and `EXEC`, every exec
-command the emulator knows with its handler (the show commands are in lab/eos_show.py).
+command the emulator knows with its handler (the show commands are in lab/eos/show.py).
 """
 
 from __future__ import annotations
@@ -10,11 +10,12 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from rocefab.lab import eos_show_detail, eos_state
 from rocefab.lab.configtree import ConfigError, ConfigTree, Cursor
-from rocefab.lab.eos_grammar import EOS_GRAMMAR, error_text
-from rocefab.lab.eos_sessions import MAX_OPEN_SESSIONS, CliError, Session, failed
-from rocefab.lab.eos_show import (
+from rocefab.lab.eos import show_detail as eos_show_detail
+from rocefab.lab.eos import state as eos_state
+from rocefab.lab.eos.grammar import EOS_GRAMMAR, error_text
+from rocefab.lab.eos.sessions import MAX_OPEN_SESSIONS, CliError, Session, failed
+from rocefab.lab.eos.show import (
     show_bgp_summary,
     show_config,
     show_hostname,
@@ -27,7 +28,7 @@ from rocefab.lab.eos_show import (
 )
 
 if TYPE_CHECKING:
-    from rocefab.lab.eos_device import EosDevice
+    from rocefab.lab.eos.device import EosDevice
 
 COPY_OK = "Copy completed successfully.\n"
 
@@ -177,7 +178,8 @@ EXEC: tuple[tuple[re.Pattern[str], Handler], ...] = tuple((re.compile(p), h) for
     (r"show interfaces(?: (\S+))?", show_interfaces),
     (r"show lldp neighbors detail", eos_show_detail.lldp_detail),
     (r"show lldp neighbors", show_lldp),
-    (r"show (?:ip )?bgp neighbors vrf all", eos_show_detail.bgp_neighbors),
+    (r"show (?:ip )?bgp neighbors vrf all|show ipv6 bgp (peers) vrf all", eos_show_detail.bgp_neighbors),
+    (r"show ipv6 bgp summary vrf all", eos_show_detail.ipv6_bgp_summary),
     (r"show ip bgp summary(?: vrf (?:all|default))?", show_bgp_summary),
     (r"show mlag", show_mlag),
     (r"show ip route (\S+)", lambda b, m, d: (eos_state.ip_route(b.dev, m.group(1)), "")),

@@ -1,4 +1,4 @@
-"""The CLI engine of the lab's NX-OS emulator (lab/nxos_device.py), shared by NX-API and SSH (lab/nxos_server.py):
+"""The CLI engine of the lab's NX-OS emulator (lab/nxos/device.py), shared by NX-API and SSH (lab/nxos/server.py):
 one `CliSession` per NX-API request or SSH shell answers exec, config-mode, file, checkpoint, rollback and show
 commands with NX-OS's exact output and error strings, because the SSH clients detect errors by matching them.
 """
@@ -13,12 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rocefab.lab import nxos_counters, nxos_state
-from rocefab.lab.nxos_config import Cursor, InvalidCommandError, NxosConfig, rollback_patch
-from rocefab.lab.nxos_grammar import INVALID
+from rocefab.lab.nxos import counters as nxos_counters
+from rocefab.lab.nxos import state as nxos_state
+from rocefab.lab.nxos.config import Cursor, InvalidCommandError, NxosConfig, rollback_patch
+from rocefab.lab.nxos.grammar import INVALID
 
 if TYPE_CHECKING:
-    from rocefab.lab.nxos_device import NxosDevice
+    from rocefab.lab.nxos.device import NxosDevice
 
 __all__ = ["BIOS", "CHASSIS", "MODEL", "NO_FILE", "VERSION", "CliSession", "DroppedError", "Reply", "SessionEndError",
            "fname"]
@@ -254,7 +255,7 @@ class CliSession:
 
     def _show_vpc(self, m: re.Match[str]) -> Reply:
         wiring = self.device.wiring
-        from rocefab.lab.nxos_device import NxosDevice  # not at the top: nxos_device imports this module
+        from rocefab.lab.nxos.device import NxosDevice  # not at the top: nxos_device imports this module
 
         peers = {n: d for n, d in wiring.devices.items() if isinstance(d, NxosDevice)} if wiring else {}
         body = nxos_state.vpc_brief(self.device, peers)

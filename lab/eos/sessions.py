@@ -1,4 +1,4 @@
-"""A configuration session of the lab's EOS emulator (lab/eos_device.py) as eAPI reports it, the limits EOS sets on
+"""A configuration session of the lab's EOS emulator (lab/eos/device.py) as eAPI reports it, the limits EOS sets on
 sessions, and `CliError`: how any command fails in eAPI's error envelope (code, message kind, `errors` list).
 """
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rocefab.lab import fakehost
+from rocefab.lab.host import fakehost
 
 PACKETS_PER_S = 1_000_000  # RoCE packets each ACTIVE port sends
 ECN_MARKED_PER_S = 50
@@ -96,7 +96,7 @@ class HostTraffic:
         return out
 
     def render(self, root: Path) -> None:
-        """Write the counters of the fake host at `root` (lab/fakehost.py) as of now."""
+        """Write the counters of the fake host at `root` (lab/host/fakehost.py) as of now."""
         sysfs = root / "sys"
         now = self.clock()
         with self.lock:

@@ -1,7 +1,7 @@
 """The host stubs' server's clients as one small compiled program, where a C compiler is at hand.
 
 A tool call through the bash client (stubserver.py `_CLIENT`) costs a bash start, and a `--check` of a lab host
-makes eight calls. This program speaks the same protocol (hoststubs/_server.py: `TOKEN PID NARGS\\n` out,
+makes eight calls. This program speaks the same protocol (stubs/_server.py: `TOKEN PID NARGS\\n` out,
 `STATUS OUTLEN ERRLEN\\n` and the relayed bytes back, or `exec`) and fails the same way (the message on stderr, a
 line in the failures file, exit 70), for less: 2.9 -> 1.7 CPU-ms per call on the calling side, the script's
 `$(...)` subshell included (100 calls from one bash, medians of 3, load 8; 2026-12-02). One binary
@@ -22,7 +22,7 @@ from pathlib import Path
 SYSTEM_PATH = "/usr/bin:/bin"
 BUILD_TIMEOUT_S = 60
 
-_SOURCE = r"""/* rocefab lab: a host tool as a client of the host stubs' server (lab/stubclient.py). */
+_SOURCE = r"""/* rocefab lab: a host tool as a client of the host stubs' server (lab/host/stubclient.py). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -8,7 +8,7 @@ the list of commands that turns one config into another, as `show diff rollback-
 import re
 from dataclasses import dataclass, field
 
-from rocefab.lab.nxos_grammar import GLOBAL, MODES, Cmd, Hit, canonical_line, lookup
+from rocefab.lab.nxos.grammar import GLOBAL, MODES, Cmd, Hit, canonical_line, lookup
 
 __all__ = ["Cursor", "InvalidCommandError", "Node", "NxosConfig", "rollback_patch"]
 

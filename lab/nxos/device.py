@@ -5,9 +5,9 @@ NAPALM's `nxos` and `nxos_ssh` drivers and netmiko `cisco_nxos` run against it u
 detects errors by string matching. See /work/shared/reference/deploy-toolchain.md §2 for what the clients send.
 
 Here: the switch (`NxosDevice`): its running and startup configs, bootflash, checkpoints, credentials, and what the
-lab fabric asks it. Its parts: the CLI engine both transports share (lab/nxos_cli.py), the NX-API and SSH listeners
-(lab/nxos_server.py), the config tree and grammar (lab/nxos_config.py, lab/nxos_grammar.py), the state and counters
-it reports (lab/nxos_state.py, lab/nxos_counters.py).
+lab fabric asks it. Its parts: the CLI engine both transports share (lab/nxos/cli.py), the NX-API and SSH listeners
+(lab/nxos/server.py), the config tree and grammar (lab/nxos/config.py, lab/nxos/grammar.py), the state and counters
+it reports (lab/nxos/state.py, lab/nxos/counters.py).
 """
 
 import hashlib
@@ -16,10 +16,10 @@ import threading
 import time
 from dataclasses import dataclass
 
-from rocefab.lab import nxos_state
 from rocefab.lab.faults import Reachability
-from rocefab.lab.nxos_cli import BIOS, VERSION, CliSession
-from rocefab.lab.nxos_config import NxosConfig
+from rocefab.lab.nxos import state as nxos_state
+from rocefab.lab.nxos.cli import BIOS, VERSION, CliSession
+from rocefab.lab.nxos.config import NxosConfig
 from rocefab.lab.wiring import BgpSpeaker, Wiring
 
 __all__ = ["Faults", "NxosDevice"]
@@ -73,7 +73,7 @@ class NxosDevice:
     def session(self, implicit_config: bool) -> "CliSession":
         return CliSession(self, implicit_config)
 
-    # -- the lab fabric's questions and the faults a person makes at the CLI (lab/nxos_state.py) -------------------
+    # -- the lab fabric's questions and the faults a person makes at the CLI (lab/nxos/state.py) -------------------
     def port_enabled(self, port: str) -> bool:
         return nxos_state.port_enabled(self, port)
 

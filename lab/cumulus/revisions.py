@@ -1,4 +1,4 @@
-"""NVUE's revision model for the lab's Cumulus emulator (lab/cumulus_nvue.py): the pending revision that `nv set`,
+"""NVUE's revision model for the lab's Cumulus emulator (lab/cumulus/nvue.py): the pending revision that `nv set`,
 `nv unset` and `nv config patch|replace` start from the applied tree, and `nv config apply` with its `-y` question,
 `--confirm` rollback timer and history.
 
@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from rocefab.lab.cumulus_schema import SCHEMA, TYPES, Invalid, Tree, dotted, normalise, step
-from rocefab.lab.cumulus_tree import breakout_qos_conflict, hash_passwords, leaves, merge, nest, remove
+from rocefab.lab.cumulus.schema import SCHEMA, TYPES, Invalid, Tree, dotted, normalise, step
+from rocefab.lab.cumulus.tree import breakout_qos_conflict, hash_passwords, leaves, merge, nest, remove
 from rocefab.lab.sshd import Ask, Outcome, Result
 from rocefab.models.loader import load_yaml12
 
 if TYPE_CHECKING:
-    from rocefab.lab.cumulus_nvue import Faults
+    from rocefab.lab.cumulus.nvue import Faults
 
 
 @dataclass
@@ -60,7 +60,7 @@ def _duration(text: str) -> float:
 
 
 class NvueRevisions:
-    """The applied tree, the revisions and the confirm timer of one switch (see lab/cumulus_nvue.py for what is
+    """The applied tree, the revisions and the confirm timer of one switch (see lab/cumulus/nvue.py for what is
     modelled); the files `nv config patch|replace` read are under `root`, the switch's SFTP/SCP root."""
 
     _root: Path

@@ -1,6 +1,6 @@
-"""The network front ends of the lab's NX-OS emulator (lab/nxos_device.py) on 127.0.0.1: NX-API (JSON-RPC
+"""The network front ends of the lab's NX-OS emulator (lab/nxos/device.py) on 127.0.0.1: NX-API (JSON-RPC
 `POST /ins` over HTTP or HTTPS) and SSH (interactive CLI, one-shot commands, SCP and SFTP into bootflash), both
-answered by the CLI engine (lab/nxos_cli.py); `NxosServer` runs the two listeners of one device.
+answered by the CLI engine (lab/nxos/cli.py); `NxosServer` runs the two listeners of one device.
 """
 
 import asyncio
@@ -15,9 +15,9 @@ from typing import Any
 
 import asyncssh
 
-from rocefab.lab.nxos_cli import NO_FILE, CliSession, DroppedError, Reply, SessionEndError, fname
-from rocefab.lab.nxos_device import NxosDevice
-from rocefab.lab.nxos_grammar import INVALID
+from rocefab.lab.nxos.cli import NO_FILE, CliSession, DroppedError, Reply, SessionEndError, fname
+from rocefab.lab.nxos.device import NxosDevice
+from rocefab.lab.nxos.grammar import INVALID
 from rocefab.lab.tls import LabCertificate
 
 __all__ = ["NxosServer", "serve_nxos"]

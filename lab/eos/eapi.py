@@ -1,4 +1,4 @@
-"""eAPI's transport for the lab's EOS emulator (lab/eos_device.py): JSON-RPC `runCmds` over HTTP or HTTPS on
+"""eAPI's transport for the lab's EOS emulator (lab/eos/device.py): JSON-RPC `runCmds` over HTTP or HTTPS on
 127.0.0.1 with basic authentication, JSON-RPC's own errors for a malformed request, and the faults that act on the
 connection (an answer delayed or dropped, a device that does not answer at all).
 """
@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from socketserver import TCPServer
 from typing import Any
 
-from rocefab.lab.eos_device import Drop, EosDevice
+from rocefab.lab.eos.device import Drop, EosDevice
 from rocefab.lab.tls import LabCertificate, self_signed
 
 

@@ -1,6 +1,6 @@
-"""The host stubs' server: runs a stub for a client (lab/stubserver.py writes the clients) without a Python start.
+"""The host stubs' server: runs a stub for a client (lab/host/stubserver.py writes the clients) without a Python start.
 
-Started by lab/stubserver.py as `python3 -S _server.py FAILURES` with the interpreter the stubs' own
+Started by lab/host/stubserver.py as `python3 -S _server.py FAILURES` with the interpreter the stubs' own
 `#!/usr/bin/env -S python3 -S` finds; it reads its token from the first line of stdin (not argv, which every user
 can read), prints its port on stdout and serves until its stdin closes (its owner ended, however it ended). It
 imports the stubs' modules and compiles their files once, then forks WORKERS workers that accept calls on the one
@@ -24,7 +24,7 @@ Protocol (one line each way, then the relayed bytes): the client sends `TOKEN PI
 cmdline's last words are the arguments); the worker answers `STATUS OUTLEN ERRLEN\\n` and OUTLEN + ERRLEN relayed
 bytes, or `exec\\n`. A worker that cannot serve (a bad token, a bug here) writes why to FAILURES and exits 70
 without an answer; the server logs every worker that ends there too and starts another, and the clients log a
-server they cannot reach, so the harness sees any of it (lab/stubserver.py `check`).
+server they cannot reach, so the harness sees any of it (lab/host/stubserver.py `check`).
 """
 
 # ruff: noqa: PTH113, PTH115, PTH116, PTH118, PTH119, PTH120, PTH123, PTH208

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from rocefab.lab.counters import PortCounters
 
 if TYPE_CHECKING:
-    from rocefab.lab.nxos_device import NxosDevice
+    from rocefab.lab.nxos.device import NxosDevice
 
 
 def _ports(dev: NxosDevice) -> list[tuple[str, PortCounters]]:

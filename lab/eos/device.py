@@ -5,9 +5,9 @@ It models exactly the requests NAPALM sends (see deploy-toolchain.md §1): confi
 `flash:` files, startup-config, the error envelope, and faults a test can switch on while the device runs.
 
 Here: the switch (`EosDevice`): its configs, files and sessions, and what the lab fabric asks it. Its parts: one
-request's CLI and the exec commands (lab/eos_commands.py), the show commands (lab/eos_show.py), the session record
-and the error envelope (lab/eos_sessions.py), the HTTP(S) transport (lab/eos_eapi.py), the mode grammar
-(lab/eos_grammar.py), the state it reports (lab/eos_state.py).
+request's CLI and the exec commands (lab/eos/commands.py), the show commands (lab/eos/show.py), the session record
+and the error envelope (lab/eos/sessions.py), the HTTP(S) transport (lab/eos/eapi.py), the mode grammar
+(lab/eos/grammar.py), the state it reports (lab/eos/state.py).
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from rocefab.lab import eos_state
 from rocefab.lab.configtree import ConfigTree
-from rocefab.lab.eos_commands import Batch
-from rocefab.lab.eos_grammar import EOS_GRAMMAR
-from rocefab.lab.eos_sessions import MAX_SAVED_SESSIONS, CliError, Session, failed
+from rocefab.lab.eos import state as eos_state
+from rocefab.lab.eos.commands import Batch
+from rocefab.lab.eos.grammar import EOS_GRAMMAR
+from rocefab.lab.eos.sessions import MAX_SAVED_SESSIONS, CliError, Session, failed
 from rocefab.lab.faults import Reachability
 from rocefab.lab.wiring import BgpSpeaker, Wiring
 
@@ -74,7 +74,7 @@ class EosDevice:
         self._boot_mono, self._boot_epoch = time.monotonic(), time.time()
         self._stale_planted = False  # the stale-session fault has left its session behind
 
-    # -- the lab fabric's questions and the faults a person makes at the CLI (lab/eos_state.py) -----------------------
+    # -- the lab fabric's questions and the faults a person makes at the CLI (lab/eos/state.py) -----------------------
     def port_enabled(self, port: str) -> bool:
         return eos_state.port_enabled(self, port)
 

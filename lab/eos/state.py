@@ -22,7 +22,7 @@ from rocefab.lab.configtree import Cursor
 from rocefab.lab.wiring import BgpPeerConfig, BgpSpeaker
 
 if TYPE_CHECKING:
-    from rocefab.lab.eos_device import EosDevice
+    from rocefab.lab.eos.device import EosDevice
 
 _HARDWARE = {"Ethernet": "ethernet", "Port-Channel": "portChannel", "Loopback": "loopback",
              "Management": "ethernet", "Vlan": "vlan"}

@@ -1,11 +1,11 @@
 """A fake GPU host for running rendered host scripts without root and without touching the machine.
 
 `make_host` builds a freshly booted host under a folder: `<root>/sys` (the fake sysfs plus the stubs' private state,
-see hoststubs/_state.py, and the PCIe hardware below the netdevs, see hoststubs/_hardware.py), `<root>/proc` (the
+see stubs/_state.py, and the PCIe hardware below the netdevs, see stubs/_hardware.py), `<root>/proc` (the
 kernel command line and loaded modules), an empty `<root>/etc` and `<root>/usr/local/sbin`. `edit_hardware` changes
 the hardware behind a script's back (a downgraded PCIe link, ACS left on, a small BAR1). `host_env` is the environment
 a script needs to run against it with the stubs first on PATH (`stub_dir`: the stub server's clients, see
-stubserver.py, or hoststubs/ itself); `run_script` runs one; `stub` runs one stub command, to change the host behind
+stubserver.py, or stubs/ itself); `run_script` runs one; `stub` runs one stub command, to change the host behind
 a script's back; `check_stubs` raises if the stub server failed; `snapshot` captures every file, folder and symlink for
 before/after comparisons.
 
@@ -25,9 +25,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from rocefab.lab import stubserver
+from rocefab.lab.host import stubserver
 
-STUBS = Path(__file__).resolve().parent / "hoststubs"
+STUBS = Path(__file__).resolve().parent / "stubs"
 _LOADING = threading.Lock()  # sys.path and sys.modules are the process's: one load at a time
 TOOLS = ("ip", "ethtool", "mlnx_qos", "cma_roce_tos", "cma_roce_mode", "lspci", "nvidia-smi", "rdma", "ofed_info")
 SYSTEM_PATH = "/usr/bin:/bin"
@@ -44,7 +44,7 @@ MODULES = ("nvidia_peermem 16384 0 - Live 0x0000000000000000 (OE)",
 
 
 def _stub_module(name: str) -> ModuleType:
-    """hoststubs/<name>.py, loaded by path: the stubs import it, and it its siblings (_common, _routing, ...), as
+    """stubs/<name>.py, loaded by path: the stubs import it, and it its siblings (_common, _routing, ...), as
     top-level modules from their own folder. That folder is on sys.path only while this loads, and the siblings'
     plain names leave sys.modules afterwards, so none of them shadows a module of this process."""
     with _LOADING:
@@ -129,7 +129,7 @@ def make_host(root: Path, netdevs: Sequence[str], roce_lag: Mapping[str, tuple[s
 
 def edit_hardware(root: Path, change: Callable[[dict[str, Any]], None]) -> None:
     """Change a fake host's hardware (`state(root)["hw"]`: PCI functions with their links, ACS, firmware and GPU
-    memory, the driver stack; see hoststubs/_hardware.py) and render it again, e.g. a link trained at x8:
+    memory, the driver stack; see stubs/_hardware.py) and render it again, e.g. a link trained at x8:
     edit_hardware(root, lambda hw: hw["pci"]["0000:12:00.0"]["sta"].__setitem__(1, 8))."""
     hardware = _stub_module("_hardware")
     host = _stub_state().Host(str(root / "sys"))
@@ -150,7 +150,7 @@ def edit_hardware(root: Path, change: Callable[[dict[str, Any]], None]) -> None:
 
 def stub_dir() -> Path:
     """The folder of the stub executables a script finds on PATH: the stub server's clients while it is enabled
-    (stubserver.py), else hoststubs/ (every call a standalone Python stub)."""
+    (stubserver.py), else stubs/ (every call a standalone Python stub)."""
     return stubserver.shared(STUBS, TOOLS).bin if stubserver.enabled() else STUBS
 
 

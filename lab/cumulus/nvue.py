@@ -2,9 +2,9 @@
 `rocefab.lab.sshd.LabSSHServer` (exec, netmiko shell with prompt `cumulus@<hostname>:mgmt:~$`, SFTP/SCP into `root`).
 
 Here: the switch (`CumulusDevice`) and its `nv`/`vtysh` front end. Its parts: the schema every path is checked
-against (lab/cumulus_schema.py), operations on config trees (lab/cumulus_tree.py), the revision model behind
-set/patch/replace/apply (lab/cumulus_revisions.py), what `nv show` reports (lab/cumulus_state.py,
-lab/cumulus_counters.py).
+against (lab/cumulus/schema.py), operations on config trees (lab/cumulus/tree.py), the revision model behind
+set/patch/replace/apply (lab/cumulus/revisions.py), what `nv show` reports (lab/cumulus/state.py,
+lab/cumulus/counters.py).
 
 State: the applied tree (running and, with 5.9+ auto-save, startup), at most one pending revision (`nv set`/`unset`
 and `nv config patch`/`replace` start it from applied), detached and older revisions, the apply history and a
@@ -46,10 +46,11 @@ from typing import Any
 
 import yaml
 
-from rocefab.lab import cumulus_counters, cumulus_state
-from rocefab.lab.cumulus_revisions import Confirm, NvueRevisions, Revision, now
-from rocefab.lab.cumulus_schema import Invalid, Tree
-from rocefab.lab.cumulus_tree import commands, diff, dig, lab_hash
+from rocefab.lab.cumulus import counters as cumulus_counters
+from rocefab.lab.cumulus import state as cumulus_state
+from rocefab.lab.cumulus.revisions import Confirm, NvueRevisions, Revision, now
+from rocefab.lab.cumulus.schema import Invalid, Tree
+from rocefab.lab.cumulus.tree import commands, diff, dig, lab_hash
 from rocefab.lab.faults import Reachability
 from rocefab.lab.sshd import Disconnect, Outcome, Result
 from rocefab.lab.wiring import BgpSpeaker, Wiring
@@ -143,7 +144,7 @@ class CumulusDevice(NvueRevisions):
             if self._confirm is not None:
                 self._confirm.timer.cancel()
 
-    # --- the lab fabric's questions and hand-made changes (lab/cumulus_state.py) --------------------------------------
+    # --- the lab fabric's questions and hand-made changes (lab/cumulus/state.py) --------------------------------------
     # Asked by the wiring on behalf of other devices, without this device's lock: two switches asking each other
     # at once must not wait on each other. The applied tree is only ever replaced whole, so a read sees one revision.
     def port_enabled(self, port: str) -> bool:

@@ -1,5 +1,5 @@
 """The show commands of the lab's EOS emulator: each handler answers (eAPI JSON, CLI text) from the device's config,
-files and sessions and, for interfaces, LLDP, BGP and MLAG, from what lab/eos_state.py derives.
+files and sessions and, for interfaces, LLDP, BGP and MLAG, from what lab/eos/state.py derives.
 """
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from rocefab.lab import eos_state
 from rocefab.lab.configtree import ConfigTree, unified_diff
-from rocefab.lab.eos_grammar import EOS_GRAMMAR
-from rocefab.lab.eos_sessions import MAX_OPEN_SESSIONS, MAX_SAVED_SESSIONS, failed
+from rocefab.lab.eos import state as eos_state
+from rocefab.lab.eos.grammar import EOS_GRAMMAR
+from rocefab.lab.eos.sessions import MAX_OPEN_SESSIONS, MAX_SAVED_SESSIONS, failed
 
 if TYPE_CHECKING:
-    from rocefab.lab.eos_commands import Batch
+    from rocefab.lab.eos.commands import Batch
 
 
 def show_version(b: Batch, m: re.Match[str], data: str | None) -> tuple[dict[str, Any] | None, str]:
@@ -59,7 +59,7 @@ def show_bgp_summary(b: Batch, m: re.Match[str], data: str | None) -> tuple[dict
 
 
 def show_mlag(b: Batch, m: re.Match[str], data: str | None) -> tuple[dict[str, Any] | None, str]:
-    from rocefab.lab.eos_device import EosDevice  # not at the top: eos_device imports eos_commands, which imports this
+    from rocefab.lab.eos.device import EosDevice  # not at the top: eos_device imports eos_commands, which imports this
 
     peers = {n: d for n, d in b.dev.wiring.devices.items() if isinstance(d, EosDevice)} if b.dev.wiring else {}
     state = eos_state.mlag(b.dev, peers)

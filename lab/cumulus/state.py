@@ -2,7 +2,7 @@
 interface -o json`), and BGP sessions (`nv show vrf default router bgp neighbor -o json`).
 
 Derived at the moment of asking from the applied revision and the lab's wiring (lab/wiring.py), like the EOS
-emulator's (lab/eos_state.py). Shapes: NVUE's interface summary carries per interface its `type`, `link` (`state`,
+emulator's (lab/eos/state.py). Shapes: NVUE's interface summary carries per interface its `type`, `link` (`state`,
 `speed` as "400G", `mtu`) and the LLDP neighbour the summary table prints as Remote Host / Remote Port (kept under
 `lldp.neighbor.<system name>.port.name`; the exact JSON nesting of those two columns is the lab's, see the note in
 rocefab/platforms/cumulus/observe.py). BGP neighbours are keyed as configured (the interface for an unnumbered
@@ -18,7 +18,7 @@ from rocefab.lab import routing
 from rocefab.lab.wiring import BgpPeerConfig, BgpSpeaker
 
 if TYPE_CHECKING:
-    from rocefab.lab.cumulus_nvue import CumulusDevice
+    from rocefab.lab.cumulus.nvue import CumulusDevice
 
 Tree = dict[str, Any]
 DEFAULT_MTU = 9216  # Cumulus Linux's default MTU on a switch port

@@ -1,0 +1,1 @@
+"""The lab's NVIDIA Cumulus Linux emulator: NVUE over SSH, its revisions, schema and show commands."""

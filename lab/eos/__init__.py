@@ -1,0 +1,1 @@
+"""The lab's Arista EOS emulator: eAPI over HTTP(S), its CLI grammar, sessions and show commands."""
