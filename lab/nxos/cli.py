@@ -72,7 +72,7 @@ class CliSession:
                 (r"show hosts", lambda m: Reply("DNS lookup enabled\nName servers are 255.255.255.255\n")),
                 (r"show interface status", self._show_interface_status),
                 (r"show lldp neighbors detail", lambda m: Reply(nxos_state.lldp_detail(device))),
-                (r"show ip bgp summary(?: vrf default)?", self._show_bgp),
+                (r"show ip bgp summary(?: vrf default)?|show bgp all summary vrf all", self._show_bgp),
                 (r"show vpc brief", self._show_vpc),
                 (r"show interface counters", lambda m: Reply("", nxos_counters.interface_counters(device))),
                 (r"show interface counters errors", lambda m: Reply("", nxos_counters.error_counters(device))),
@@ -249,8 +249,9 @@ class CliSession:
 
     def _show_bgp(self, m: re.Match[str]) -> Reply:
         body = nxos_state.bgp_summary(self.device)
-        rows = body.get("TABLE_vrf", {}).get("ROW_vrf", {}).get("TABLE_af", {}).get("ROW_af", {}).get(
+        found = body.get("TABLE_vrf", {}).get("ROW_vrf", {}).get("TABLE_af", {}).get("ROW_af", {}).get(
             "TABLE_saf", {}).get("ROW_saf", {}).get("TABLE_neighbor", {}).get("ROW_neighbor", [])
+        rows = [found] if isinstance(found, dict) else found
         return Reply("".join(f"{r['neighborid']} 4 {r['neighboras']} {r['state']}\n" for r in rows), body)
 
     def _show_vpc(self, m: re.Match[str]) -> Reply:

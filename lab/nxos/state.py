@@ -154,6 +154,8 @@ def ip_route(dev: NxosDevice, prefix: str) -> dict[str, Any]:
 
 
 def bgp_summary(dev: NxosDevice) -> dict[str, Any]:
+    """`show ip bgp summary` / `show bgp all summary vrf all` as NX-API prints them (tests/fixtures/devices/nxos:
+    TABLE_vrf / TABLE_af keyed by `af-id` / TABLE_saf with `safi` and `af-name` / TABLE_neighbor)."""
     speaker = bgp_speaker(dev)
     if speaker is None:
         return {}
@@ -161,11 +163,14 @@ def bgp_summary(dev: NxosDevice) -> dict[str, Any]:
     rows = []
     for peer in speaker.peers:
         up = wiring.session_up(dev.name, peer)[0] if wiring is not None else False
-        rows.append({"neighborid": peer.key, "neighborversion": 4, "msgrecvd": 10 if up else 0,
-                     "msgsent": 10 if up else 0, "neighboras": str(peer.remote_asn),
-                     "state": "Established" if up else "Active", "prefixreceived": 0})
-    saf = {"safi": 1, "safname": "Unicast", "TABLE_neighbor": {"ROW_neighbor": rows}}
-    af = {"afid": 1, "af-name": "IPv4", "TABLE_saf": {"ROW_saf": saf}}
+        rows.append({"neighborid": peer.key, "neighborversion": "4", "msgrecvd": 10 if up else 0,
+                     "msgsent": 10 if up else 0, "neighbortableversion": "1" if up else "0", "inq": "0", "outq": "0",
+                     "neighboras": str(peer.remote_asn), "time": "00:00:10" if up else "never",
+                     "state": "Established" if up else "Active", "prefixreceived": "0"})
+    saf = {"safi": 1, "af-name": "IPv4 Unicast", "tableversion": "1", "configuredpeers": str(len(rows)),
+           "capablepeers": str(sum(r["state"] == "Established" for r in rows)),
+           "TABLE_neighbor": {"ROW_neighbor": rows[0] if len(rows) == 1 else rows}}
+    af = {"af-id": "1", "TABLE_saf": {"ROW_saf": saf}}
     vrf = {"vrf-name-out": "default", "vrf-router-id": speaker.router_id, "vrf-local-as": str(speaker.asn),
            "TABLE_af": {"ROW_af": af}}
     return {"TABLE_vrf": {"ROW_vrf": vrf}}
