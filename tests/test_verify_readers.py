@@ -19,7 +19,6 @@ from rocefab.platforms.cumulus import counters as cumulus_counters
 from rocefab.platforms.cumulus import observe as cumulus
 from rocefab.platforms.eos import observe as eos
 from rocefab.platforms.host import observe as host
-from rocefab.platforms.nxos import counters as nxos_counters
 from rocefab.platforms.nxos import observe as nxos
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.plan import FabricPlan, Switch
@@ -187,29 +186,7 @@ def test_ecmp_rows_count_paths_and_name_the_missing_ports() -> None:
     assert gone.failed and gone.observed.startswith("0 paths") and all(p in gone.observed for p, _ in remote.via)
 
 
-# NX-API counters (rocefab/platforms/nxos/counters.py names which shapes are documented and which are not).
-NXOS_COUNTERS = [
-    {"TABLE_rx_counters": {"ROW_rx_counters": [{"interface_rx": "Ethernet1/1", "eth_inucast": 1000},
-                                               {"interface_rx": "Ethernet1/1", "eth_inmcast": 5, "eth_inbcast": 1}]},
-     "TABLE_tx_counters": {"ROW_tx_counters": [{"interface_tx": "Ethernet1/1", "eth_outucast": 2000},
-                                               {"interface_tx": "Ethernet1/1", "eth_outmcast": 0}]}},
-    {"TABLE_interface": {"ROW_interface": {"interface": "Ethernet1/1", "eth_fcs_err": 2, "eth_rcv_err": 3}}},
-    {"TABLE_pfc": {"ROW_pfc": {"ifname": "Ethernet1/1", "rxppp": 40, "txppp": 7}}},
-    {"TABLE_queuing_interface": {"ROW_queuing_interface": {"if_name_str": "Ethernet1/1", "TABLE_qosgrp_egress_stats": {
-        "ROW_qosgrp_egress_stats": [{"eq-qosgrp": "3", "TABLE_qosgrp_egress_stats_entry": {
-            "ROW_qosgrp_egress_stats_entry": [{"eq-stat-type": "WRED/AFD & Tail Drop Pkts", "eq-uc-stat-value": "9"},
-                                              {"eq-stat-type": "ECN Marked Pkts", "eq-uc-stat-value": "11"}]}}]},
-        "TABLE_pfc_stats": {"ROW_pfc_stats": [{"eq-pfc-cos": "3", "eq-pfc-rx-ppp": "40", "eq-pfc-tx-ppp": "7"}]}}}},
-    {"TABLE_pfc_queue": {"ROW_pfc_queue": {"ifname": "Ethernet1/1", "qos-group": "3", "shutdown-events": "2"}}},
-]
-
-
-def test_nxos_and_cumulus_counter_readers() -> None:
-    c = nxos_counters.parse(NXOS_COUNTERS, ["Ethernet1/1", "Ethernet1/2"])
-    one = c["Ethernet1/1"]
-    assert (one.in_packets, one.out_packets, one.in_errors, one.pfc_rx, one.pfc_tx) == (1006, 2000, 3, 40, 7)
-    assert one.queue_drops == {3: 9} and one.ecn_marked == {3: 11} and one.watchdog_storms == {3: 2}
-    assert one.pfc_rx_priority == {3: 40} and c["Ethernet1/2"].in_packets == 0
+def test_cumulus_counter_reader() -> None:
     # NVUE: `nv show interface swp1 counters`, `... counters qos`, `... qos pfc-watchdog status` (-o json)
     port = cumulus_counters.port(
         {"in-pkts": 500, "in-errors": 1, "out-pkts": 800},

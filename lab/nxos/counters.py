@@ -1,6 +1,7 @@
-"""An emulated NX-OS switch's counters, from the lab's counters model (lab/counters.py) through the wiring: the
-NX-API bodies rocefab/platforms/nxos/counters.py reads (see there which shapes are documented and which are not).
-Every cabled port is listed; the lossless class's queue carries the PFC, drops, ECN marks and watchdog events."""
+"""An emulated NX-OS switch's counters, from the lab's counters model (lab/counters.py) through the wiring, in the
+shapes of the NX-API samples in tests/fixtures/devices/nxos/ (tests/lab/test_emulator_conformance.py holds them to
+it). Every cabled port is listed; the lossless class's queue carries the PFC, drops, ECN marks and watchdog events.
+The ECN row is the one newer releases print ("ECN" packets); 9.3's text shows none."""
 
 from __future__ import annotations
 
@@ -40,33 +41,63 @@ def error_counters(dev: NxosDevice) -> dict[str, Any]:
          "eth_rcv_err": c.in_errors, "eth_undersize": 0, "eth_outdisc": 0} for port, c in _ports(dev)]}}
 
 
+def _module(table: str, row: str, rows: list[dict[str, Any]], **module: str) -> dict[str, Any]:
+    return {"TABLE_module": {"ROW_module": {**module, table: {row: rows}}}}
+
+
 def pfc(dev: NxosDevice) -> dict[str, Any]:
-    return {"TABLE_pfc": {"ROW_pfc": [
-        {"ifname": port, "adminmode": "On", "opermode": "On", "vlbmap": str(1 << _lossless(dev)),
-         "rxppp": c.pfc_rx, "txppp": c.pfc_tx} for port, c in _ports(dev)]}}
+    return _module("TABLE_pfc_interface", "ROW_pfc_interface", [
+        {"if_name_str": port, "admin": "On", "oper": "On", "rx-stats": str(c.pfc_rx), "tx-stats": str(c.pfc_tx)}
+        for port, c in _ports(dev)])
+
+
+def _stat(kind: str, units: str, value: int) -> dict[str, str]:
+    return {"eq-stat-type": kind, "eq-stat-units": units, "eq-uc-stat-value": str(value), "eq-mc-stat-value": "0"}
 
 
 def queuing(dev: NxosDevice) -> dict[str, Any]:
     lossless = _lossless(dev)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for port, c in _ports(dev):
         groups = []
         for group in range(8):
             on = group == lossless
+            sent, dropped = (c.out_packets, c.lossless_drops) if on else (0, 0)
             groups.append({"eq-qosgrp": str(group), "TABLE_qosgrp_egress_stats_entry": {
                 "ROW_qosgrp_egress_stats_entry": [
-                    {"eq-stat-type": "Tx Pkts", "eq-uc-stat-value": str(c.out_packets if on else 0)},
-                    {"eq-stat-type": "WRED/AFD & Tail Drop Pkts",
-                     "eq-uc-stat-value": str(c.lossless_drops if on else 0)},
-                    {"eq-stat-type": "ECN Marked Pkts", "eq-uc-stat-value": str(c.ecn_marked if on else 0)}]}})
-        cos = [{"eq-pfc-cos": str(p), "eq-pfc-rx-ppp": str(c.pfc_rx if p == lossless else 0),
-                "eq-pfc-tx-ppp": str(c.pfc_tx if p == lossless else 0)} for p in range(8)]
-        rows.append({"if_name_str": port, "TABLE_qosgrp_egress_stats": {"ROW_qosgrp_egress_stats": groups},
-                     "TABLE_pfc_stats": {"ROW_pfc_stats": cos}})
-    return {"TABLE_queuing_interface": {"ROW_queuing_interface": rows}}
+                    _stat("Tx", "Pkts", sent), _stat("Tx", "Byts", sent * 4200),
+                    _stat("WRED/AFD & Tail Drop", "Pkts", dropped),
+                    _stat("WRED/AFD & Tail Drop", "Byts", dropped * 4200),
+                    _stat("Q Depth", "Byts", 0), _stat("WD & Tail Drop", "Pkts", 0),
+                    _stat("ECN", "Pkts", c.ecn_marked if on else 0)]}})
+        rows.append({"dir": "Egress", "if_name_str": f"{port} [System]",
+                     "TABLE_qosgrp_egress_stats": {"ROW_qosgrp_egress_stats": groups}})
+        cos = [{"cos": str(p), "pfc-qosgrp": str(lossless if p == lossless else 0),
+                "tx-pause-state": "Inactive", "tx-pause-count": str(c.pfc_tx if p == lossless else 0),
+                "rx-pause-state": "Inactive", "rx-pause-count": str(c.pfc_rx if p == lossless else 0)}
+               for p in range(8)]
+        rows.append({"dir": "Ingress", "if_name_str": port, "TABLE_ingress_stats_entry": {"ROW_ingress_stats_entry": [
+            {"ip-stat-type": "Ingress Overflow Drop", "ip-stat-units": "Pkts", "ip-stat-value": "0"}]},
+            "tx-ppp": str(c.pfc_tx), "rx-ppp": str(c.pfc_rx), "TABLE_pfc_stats": {"ROW_pfc_stats": cos}})
+    return _module("TABLE_queuing_interface", "ROW_queuing_interface", rows, module_number="1")
+
+
+_WATCHDOG_STATS = (("Shutdown", "q-shutdown"), ("Restored", "q-restored"), ("Total pkts drained", "q-pkt-drained"),
+                   ("Total pkts dropped", "q-pkt-dropped"))
 
 
 def pfc_queue(dev: NxosDevice) -> dict[str, Any]:
-    return {"TABLE_pfc_queue": {"ROW_pfc_queue": [
-        {"ifname": port, "qos-group": str(_lossless(dev)), "shutdown-events": str(c.watchdog_storms),
-         "restore-events": str(c.watchdog_storms)} for port, c in _ports(dev)]}}
+    """The PFC watchdog of every port: its lossless qos-group, shut down and restored once per storm event."""
+    lossless = _lossless(dev)
+    rows = []
+    for port, c in _ports(dev):
+        values = {"q-shutdown": c.watchdog_storms, "q-restored": c.watchdog_storms, "q-pkt-drained": 0,
+                  "q-pkt-dropped": 0}
+        stats = [{"q-stat-type": label, key: str(values[key])} for label, key in _WATCHDOG_STATS]
+        rows.append({"if_name_str": f"{port} Interface PFC watchdog", "wd-status": "Enabled",
+                     "disable-action": "No", "intf-multi": "0", "TABLE_qosgrp_stats": {"ROW_qosgrp_stats": [
+                         {"eq-qosgrp": f"QOS GROUP {lossless} ", "eq-qosgrp-state": "Active", "pfc-configured": "YES",
+                          "pfc-cos": str(lossless), "TABLE_qosgrp_stats_entry": {"ROW_qosgrp_stats_entry": stats}}]}})
+    return _module("TABLE_queuing_interface", "ROW_queuing_interface", rows, **{
+        "glb-wd-status": "Enabled", "glb-wd-force-status": "Disabled", "glb-wd-timer": "100",
+        "glb-wd-timer-thresh": "100", "glb-auto-restore": "10", "glb-fixed-restore": "0", "glb-int-intf-multi": "1"})

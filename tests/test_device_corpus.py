@@ -1,0 +1,134 @@
+"""The device output corpus and the readers built on it: every sample has its provenance; each reader reads the
+fields verify uses from the samples; and no drift of a sample (a key dropped or renamed, a count that is no
+count, a table emptied, a one-row table printed the other way) turns a faulted device into a PASS."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from corpus import EVIDENCE, FIXTURES, counters_set, drifts, index, load, platforms, sample
+
+from rocefab.deploy.verify.checks import Verdict
+from rocefab.deploy.verify.counter_checks import port_rows
+from rocefab.deploy.verify.observation import PortCounters
+from rocefab.platforms.nxos import counters as nxos_counters
+from rocefab.renderers.pipeline import check_file
+from rocefab.renderers.plan import FabricPlan, Switch
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# -- the index --------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("platform", platforms())
+def test_every_sample_has_its_provenance(platform: str) -> None:
+    found = index(platform)
+    listed = set()
+    for entry in found.get("samples") or []:
+        assert (FIXTURES / platform / entry["file"]).is_file(), entry["file"]
+        assert entry["evidence"] in EVIDENCE, entry
+        for key in ("command", "release", "source", "licence"):
+            assert str(entry.get(key) or "").strip(), (entry["file"], key)
+        if entry["evidence"] == "reconstructed":
+            assert str(entry.get("reconstructed") or "").strip(), f"{entry['file']}: say which keys came from where"
+        listed.add(entry["file"])
+        load(platform, entry["file"])  # parses (JSON) or reads (text)
+    on_disk = {str(p.relative_to(FIXTURES / platform)) for p in (FIXTURES / platform).rglob("*")
+               if p.is_file() and p.name != "index.yaml"}
+    assert on_disk == listed, f"unindexed: {sorted(on_disk - listed)}; missing: {sorted(listed - on_disk)}"
+    for gap in found.get("unsourced") or []:
+        assert str(gap.get("command") or "").strip() and str(gap.get("why") or "").strip(), gap
+
+
+# -- a plan whose RoCE class is the one a sample's device runs --------------------------------------------------------
+def plan_with_roce_priority(priority: int, tmp: Path) -> FabricPlan:
+    text = (ROOT / "intents" / "pod32.yaml").read_text(encoding="utf-8")
+    intent = tmp / "pod.yaml"
+    intent.write_text(text.replace("roce: {dscp: 26, priority: 3}", f"roce: {{dscp: 26, priority: {priority}}}"),
+                      encoding="utf-8")
+    checked = check_file(intent, "pod")
+    assert checked.plan is not None
+    return checked.plan
+
+
+def leaf(plan: FabricPlan, platform: str) -> Switch:
+    return next(sw for sw in plan.switches if sw.platform == platform and sw.role.value == "leaf")
+
+
+Reader = Callable[[Sequence[Any]], Mapping[str, PortCounters]]
+
+
+def verdicts(plan: FabricPlan, sw: Switch, lossless: int, read: Reader, before: Sequence[Any],
+             after: Sequence[Any]) -> dict[str, dict[str, Verdict]]:
+    a, b = read(before), read(after)
+    return {port: {r.check: r.verdict for r in port_rows(plan, sw, port, a[port], b[port], lossless, 1.0)}
+            for port in a}
+
+
+def no_drift_passes(plan: FabricPlan, sw: Switch, lossless: int, read: Reader, answers: list[Any],
+                    feeds: set[str], skip: frozenset[str]) -> int:
+    """The faulted device (every counter 10^9 after 0) fails each check in `feeds` on at least one port; then for
+    every drift of every answer, applied to both reads as a release would, none of those checks passes on any
+    port. Returns how many drifts were tried."""
+    before = [counters_set(x, 0, skip) for x in answers]
+    after = [counters_set(x, 10**9, skip) for x in answers]
+    baseline = verdicts(plan, sw, lossless, read, before, after)
+    sick = [p for p, rows in baseline.items() if all(rows.get(c) is Verdict.FAIL for c in feeds)]
+    assert sick, f"no port fails all of {sorted(feeds)}: {baseline}"
+    tried = 0
+    for i, answer in enumerate(after):
+        for what, drifted in drifts(answer):
+            # the same drift in the first read: the drifted answer with its counters at 0
+            drifted_zero = counters_set(drifted, 0, skip)
+            b = [*after[:i], drifted, *after[i + 1:]]
+            a = [*before[:i], drifted_zero, *before[i + 1:]]
+            found = verdicts(plan, sw, lossless, read, a, b)
+            for port in sick:
+                passed = [c for c, v in found.get(port, {}).items() if c in feeds and v is Verdict.PASS]
+                assert not passed, f"answer {i}: {what}: {port} passes {passed}"
+            tried += 1
+    return tried
+
+
+# -- NX-OS ------------------------------------------------------------------------------------------------------------
+NXOS_ANSWERS = ("show interface counters", "show interface counters errors", "show interface priority-flow-control",
+                "show queuing interface", "show queuing pfc-queue detail")
+NXOS_NAMES = frozenset({"cos", "pfc-qosgrp", "eq-qosgrp", "pfc-cos", "module_number"})  # numbers that are names
+
+
+def nxos_answers(*commands: str) -> list[Any]:
+    return [sample("nxos", f"{c} | json", "9.3") if c in commands else {} for c in NXOS_ANSWERS]
+
+
+def nxos_reader(ports: Sequence[str]) -> Reader:
+    return lambda answers: nxos_counters.parse(answers, ports)
+
+
+def test_nxos_counters_from_the_samples() -> None:
+    c = nxos_counters.parse(nxos_answers(*NXOS_ANSWERS), ["Ethernet1/1", "Ethernet1/51", "Ethernet1/52"])
+    one = c["Ethernet1/1"]
+    # show interface counters: unicast (row 1) + multicast + broadcast (row 2); errors from the first of 3 rows
+    assert (one.in_packets, one.out_packets, one.in_errors) == (73625 + 2805707 + 3, 2830261, 15)
+    assert one.pfc_rx is None and one.queue_drops is None and one.watchdog_storms is None  # not in these samples
+    e51 = c["Ethernet1/51"]
+    assert (e51.pfc_rx, e51.pfc_tx) == (0, 150)  # TABLE_module/.../ROW_pfc_interface rx-stats, tx-stats
+    assert e51.pfc_tx_priority == {0: 0, 1: 0, 2: 0, 3: 0, 4: 0, 5: 150, 6: 0, 7: 0}  # per CoS, ingress row
+    assert e51.queue_drops == {0: 0, 5: 0}  # "WRED/AFD & Tail Drop" Pkts per qos-group; the CPU/SPAN groups skipped
+    assert e51.ecn_marked is None  # 9.3 prints no ECN row: not reported, not 0
+    assert e51.watchdog_storms == {5: 2}  # "QOS GROUP 5 " / q-shutdown
+    assert c["Ethernet1/52"].watchdog_storms == {5: 0}
+
+
+@pytest.mark.parametrize(("commands", "feeds", "ports"), [
+    (("show interface counters", "show interface counters errors"), {"input-error-rate"}, ["Ethernet1/1"]),
+    (("show interface priority-flow-control", "show queuing interface", "show queuing pfc-queue detail"),
+     {"pfc-pause-rate", "lossless-drops", "pfc-watchdog-events"}, ["Ethernet1/51", "Ethernet1/52"]),
+])
+def test_no_drift_of_the_nxos_samples_passes(commands: tuple[str, ...], feeds: set[str], ports: list[str],
+                                             tmp_path: Path) -> None:
+    plan = plan_with_roce_priority(5, tmp_path)  # the sample's switch runs RoCE on CoS / qos-group 5
+    tried = no_drift_passes(plan, leaf(plan, "nxos"), 5, nxos_reader(ports), nxos_answers(*commands), feeds,
+                            NXOS_NAMES)
+    assert tried > 20, tried
