@@ -13,6 +13,7 @@ from corpus import EVIDENCE, FIXTURES, counters_set, drifts, index, load, platfo
 
 from rocefab.deploy.verify.checks import Verdict
 from rocefab.deploy.verify.counter_checks import port_rows
+from rocefab.deploy.verify.doctor import diagnose
 from rocefab.deploy.verify.observation import PortCounters
 from rocefab.platforms.nxos import counters as nxos_counters
 from rocefab.renderers.pipeline import check_file
@@ -132,3 +133,40 @@ def test_no_drift_of_the_nxos_samples_passes(commands: tuple[str, ...], feeds: s
     tried = no_drift_passes(plan, leaf(plan, "nxos"), 5, nxos_reader(ports), nxos_answers(*commands), feeds,
                             NXOS_NAMES)
     assert tried > 20, tried
+
+
+def _set(tree: Any, match: Callable[[dict[str, Any]], bool], key: str, value: str) -> None:
+    """In every row of `tree` that `match` accepts, `key` becomes `value`."""
+    if isinstance(tree, dict):
+        if match(tree):
+            tree[key] = value
+        for v in tree.values():
+            _set(v, match, key, value)
+    elif isinstance(tree, list):
+        for v in tree:
+            _set(v, match, key, value)
+
+
+def test_a_sick_nxos_port_in_ciscos_format_fails_and_doctor_names_each_cause(tmp_path: Path) -> None:
+    """Ethernet1/51 pausing without end on CoS 5 (2,000,000 frames a second), dropping on qos-group 5's queue and
+    having its watchdog shut that queue three times in the window, in the 9.3 shapes: each check fails and doctor
+    names pause-storm, lossless-drops and watchdog-firing on that port."""
+    plan = plan_with_roce_priority(5, tmp_path)
+    sw = leaf(plan, "nxos")
+    before = [counters_set(x, 0, NXOS_NAMES) for x in nxos_answers(*NXOS_ANSWERS)]
+    after = counters_set(before, 0, NXOS_NAMES)
+    pfc, queuing, watchdog = after[2], after[3], after[4]
+    _set(pfc, lambda r: r.get("if_name_str") == "Ethernet1/51", "rx-stats", "2000000")
+    _set(queuing, lambda r: r.get("cos") == "5", "rx-pause-count", "2000000")
+    _set(queuing, lambda r: r.get("eq-stat-type") == "WRED/AFD & Tail Drop" and r.get("eq-stat-units") == "Pkts",
+         "eq-uc-stat-value", "5000")  # group 0's queue too: only group 5's is judged
+    _set(watchdog, lambda r: "q-shutdown" in r, "q-shutdown", "3")
+    a, b = nxos_counters.parse(before, ["Ethernet1/51"]), nxos_counters.parse(after, ["Ethernet1/51"])
+    rows = port_rows(plan, sw, "Ethernet1/51", a["Ethernet1/51"], b["Ethernet1/51"], 5, 1.0)
+    judged = {r.check: r for r in rows}
+    for check in ("pfc-pause-rate", "lossless-drops", "pfc-watchdog-events"):
+        assert judged[check].verdict is Verdict.FAIL, judged[check]
+    assert "rx 2,000,000/s" in judged["pfc-pause-rate"].observed and "priority 5" in judged["pfc-pause-rate"].expected
+    found = {(d.code, d.port) for d in diagnose(plan, rows, "pod.yaml", "inventory.yaml")}
+    assert {("pause-storm", "Ethernet1/51"), ("lossless-drops", "Ethernet1/51"),
+            ("watchdog-firing", "Ethernet1/51")} <= found, found
