@@ -71,7 +71,7 @@ class CliSession:
                 (r"show hostname", lambda m: Reply(device.running.hostname, {"hostname": device.running.hostname})),
                 (r"show hosts", lambda m: Reply("DNS lookup enabled\nName servers are 255.255.255.255\n")),
                 (r"show interface status", self._show_interface_status),
-                (r"show lldp neighbors detail", lambda m: Reply(nxos_state.lldp_detail(device))),
+                (r"show lldp neighbors detail", lambda m: Reply(*nxos_state.lldp_detail(device))),
                 (r"show ip bgp summary(?: vrf default)?|show bgp all summary vrf all", self._show_bgp),
                 (r"show vpc brief", self._show_vpc),
                 (r"show interface counters", lambda m: Reply("", nxos_counters.interface_counters(device))),
@@ -260,7 +260,7 @@ class CliSession:
 
         peers = {n: d for n, d in wiring.devices.items() if isinstance(d, NxosDevice)} if wiring else {}
         body = nxos_state.vpc_brief(self.device, peers)
-        return Reply("".join(f"{k}: {v}\n" for k, v in body.items()), body)
+        return Reply("".join(f"{k}: {v}\n" for k, v in body.items() if isinstance(v, str)), body)
 
     def _show_interface(self, m: re.Match[str]) -> Reply:
         rows = self._interfaces()

@@ -69,7 +69,7 @@ def interface_rows(dev: NxosDevice) -> list[dict[str, Any]]:
                                "eth_hw_addr": f"{mac[:4]}.{mac[4:8]}.{mac[8:12]}"}
         mtu = lines.get("mtu", f"mtu {DEFAULT_MTU}").split()[1]
         if name.startswith("Vlan"):
-            row.update({"svi_mtu": mtu, "svi_bw": 1_000_000, "svi_admin_state": row.pop("admin_state")})
+            row.update({"svi_mtu": mtu, "svi_bw": "1000000", "svi_admin_state": row.pop("admin_state")})
         else:
             row.update({"eth_mtu": mtu, "eth_bw": kbps or (400_000_000 if wiring is None else 0)})
         rows.append(row)
@@ -80,22 +80,31 @@ def _short(name: str) -> str:
     return name.replace("Ethernet", "Eth").replace("port-channel", "Po")
 
 
-def lldp_detail(dev: NxosDevice) -> str:
+def lldp_detail(dev: NxosDevice) -> tuple[str, dict[str, Any]]:
+    """`show lldp neighbors detail` as text and as NX-API JSON (TABLE_nbor_detail, the local port by its short name
+    in `l_port_id`, as the 10.x sample in tests/fixtures/devices/nxos shows)."""
     wiring = dev.wiring
-    blocks = []
+    blocks, rows = [], []
     for port in [f"Ethernet1/{p}" for p in range(1, dev.ports + 1)]:
         far = wiring.peer(dev.name, port) if wiring is not None else None
         if far is None or not wiring or not wiring.up(dev.name, port):
             continue
-        chassis = hashlib.md5(far[0].encode()).hexdigest()
-        blocks.append(f"Chassis id: {chassis[:4]}.{chassis[4:8]}.{chassis[8:12]}\nPort id: {far[1]}\n"
+        digest = hashlib.md5(far[0].encode()).hexdigest()
+        chassis = f"{digest[:4]}.{digest[4:8]}.{digest[8:12]}"
+        blocks.append(f"Chassis id: {chassis}\nPort id: {far[1]}\n"
                       f"Local Port id: {_short(port)}\nPort Description: {far[0]} {far[1]}\nSystem Name: {far[0]}\n"
                       f"System Description: lab device\nTime remaining: 104 seconds\nSystem Capabilities: B, R\n"
                       f"Enabled Capabilities: B, R\nManagement Address: not advertised\nVlan ID: not advertised\n")
+        rows.append({"chassis_type": "Mac Address", "chassis_id": chassis, "port_type": "Interface Name",
+                     "port_id": far[1], "l_port_id": _short(port), "port_desc": f"{far[0]} {far[1]}",
+                     "sys_name": far[0], "sys_desc": "lab device", "ttl": 104, "system_capability": "B, R",
+                     "enabled_capability": "B, R", "mgmt_addr_type": "Address not advertised",
+                     "mgmt_addr": "not advertised", "vlan_id": "not advertised"})
     head = ("Capability codes:\n  (R) Router, (B) Bridge, (T) Telephone, (C) DOCSIS Cable Device\n"
             "  (W) WLAN Access Point, (P) Repeater, (S) Station, (O) Other\n"
             "Device ID            Local Intf      Hold-time  Capability  Port ID\n\n")
-    return head + "\n".join(blocks) + f"\nTotal entries displayed: {len(blocks)}\n"
+    text = head + "\n".join(blocks) + f"\nTotal entries displayed: {len(blocks)}\n"
+    return text, {"neigh_hdr": "neigh_hdr", "TABLE_nbor_detail": {"ROW_nbor_detail": rows}, "neigh_count": len(rows)}
 
 
 def bgp_speaker(dev: NxosDevice) -> BgpSpeaker | None:
@@ -202,7 +211,9 @@ def vpc_brief(dev: NxosDevice, peers: dict[str, NxosDevice]) -> dict[str, Any]:
     return {"vpc-domain-id": mine["domain"], "vpc-peer-status": "peer-ok" if ok else "peer-link-down",
             "vpc-peer-keepalive-status": "peer-alive" if partner is not None else "peer-not-alive",
             "vpc-peer-consistency": "consistent" if ok else "not-applicable",
-            "vpc-peer-link-status": "up" if link_up else "down"}
+            "TABLE_peerlink": {"ROW_peerlink": {"peer-link-id": "1", "peerlink-ifindex": _short(peer_link or ""),
+                                                "peer-link-port-state": "1" if link_up else "0",
+                                                "peer-up-vlan-bitset": "-"}}}
 
 
 # -- faults a person makes at the CLI --------------------------------------------------------------------------------

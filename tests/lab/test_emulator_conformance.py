@@ -1,0 +1,99 @@
+"""The lab's emulators answer in the shapes real devices do: each emulator answer to a command the corpus
+(tests/fixtures/devices) has samples of is compared with them, path by path — keys, nesting, one-row tables,
+and the kind of every value (a JSON number, a string of digits, a word). Every path the emulator prints must be
+in some sample of that command; a path no sample shows is allowed only where this file says why. So an emulator
+can only drift from the devices by failing here, and never toward what rocefab's readers happen to expect."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from corpus import entries, load, shape
+from napalm import get_network_driver
+from verifylab import pushed_lab
+
+from rocefab.deploy.inventory import PasswordSource, load_inventory
+from rocefab.deploy.verify.ecmp import planned_routes
+from rocefab.renderers.pipeline import check_file
+from rocefab.renderers.plan import FabricPlan
+
+ROOT = Path(__file__).resolve().parents[2]
+MIXED = ROOT / "tests" / "lab" / "intents" / "mixed.yaml"
+
+# NX-OS: the command sent (as the readers and NAPALM send it) -> the corpus commands whose samples it must fit.
+# `show ip bgp summary` and `show bgp all summary vrf all` print one table; releases differ on counts as numbers
+# or strings, so the two commands' samples together are the allowed shape.
+NXOS = {
+    "show interface counters | json": ["show interface counters | json"],
+    "show interface counters errors | json": ["show interface counters errors | json"],
+    "show interface priority-flow-control | json": ["show interface priority-flow-control | json"],
+    "show queuing interface | json": ["show queuing interface | json"],
+    "show queuing pfc-queue detail | json": ["show queuing pfc-queue detail | json"],
+    "show ip bgp summary vrf default | json": ["show ip bgp summary vrf default | json",
+                                               "show bgp all summary vrf all | json"],
+    "show bgp all summary vrf all | json": ["show ip bgp summary vrf default | json",
+                                            "show bgp all summary vrf all | json"],
+    "show vpc brief | json": ["show vpc brief | json"],
+    "show interface | json": ["show interface | json"],
+    "show lldp neighbors detail | json": ["show lldp neighbors detail | json"],
+    "show version | json": ["show version | json"],
+    "show ip route {prefix} | json": ["show ip route "],
+}
+# paths an emulator prints that no sample shows, each with the evidence it rests on
+ALLOWED = {
+    "/TABLE_interface/ROW_interface[]/desc: str":
+        "a port's description: NAPALM's nxos get_interfaces reads `desc` (napalm/nxos/nxos.py); no sample has a "
+        "described port",
+    "/vpc-domain-id: str":
+        "a switch without a vPC domain ('not configured', as NX-OS's text prints the domain id); no JSON sample of "
+        "such a switch was found (the index lists it as unsourced), and the reader takes any word as no vPC",
+}
+
+
+def samples_shape(platform: str, commands: list[str]) -> set[str]:
+    found = [e for c in commands for e in entries(platform, c) if e["file"].endswith(".json")]
+    assert found, commands
+    return set().union(*(shape(load(platform, e["file"])) for e in found))
+
+
+@pytest.fixture(scope="module")
+def nxos_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FabricPlan, Path]]:
+    checked = check_file(MIXED, "mixed")
+    assert checked.plan is not None
+    with pushed_lab(MIXED, tmp_path_factory.mktemp("conformance") / "lab") as folder:
+        yield checked.plan, folder / "inventory.yaml"
+
+
+def nxos_answers(plan: FabricPlan, inventory: Path) -> Iterator[tuple[str, str, Any]]:
+    """(switch, command, JSON body) of every NX-OS switch for every command in NXOS, over NX-API."""
+    for sw in (s for s in plan.switches if s.platform == "nxos"):
+        a = load_inventory(inventory).access(sw.name, "nxos", PasswordSource(False))
+        device = get_network_driver("nxos")(a.host, a.username, a.password.reveal(), timeout=a.timeout_s,
+                                            optional_args={"transport": a.scheme, "port": a.port,
+                                                           "ssl_verify": str(a.ca_file) if a.ca_file else False})
+        device.open()
+        try:
+            prefix = next(iter(planned_routes(plan, sw)), None)
+            for template in NXOS:
+                command = template.format(prefix=prefix.prefix if prefix else "0.0.0.0/0")
+                yield sw.name, template, json.loads(device.cli([command])[command] or "{}")
+        finally:
+            device.close()
+
+
+def test_nxos_emulator_answers_in_the_samples_shapes(nxos_lab: tuple[FabricPlan, Path]) -> None:
+    plan, inventory = nxos_lab
+    drift = []
+    seen = set()
+    for switch, template, body in nxos_answers(plan, inventory):
+        allowed = samples_shape("nxos", NXOS[template])
+        printed = shape(body)
+        assert printed and printed != {": dict"}, f"{switch}: {template} answered nothing"
+        drift += [f"{switch}: {template}: {path}" for path in sorted(printed - allowed) if path not in ALLOWED]
+        seen.add(template)
+    assert seen == set(NXOS)
+    assert not drift, "\n".join(drift)
