@@ -137,45 +137,34 @@ def pfc_counters(dev: EosDevice) -> dict[str, Any]:
 
 
 def queue_counters(dev: EosDevice) -> dict[str, Any]:
-    """`show interfaces counters queue detail`: egress drops per unicast traffic class, drop precedence 0."""
+    """`show interfaces counters queue detail`: egress drops per unicast and multicast traffic class, drop
+    precedence 0 (the lossless class's unicast queue carries the lab's drops)."""
     wiring = dev.wiring
+    lossless = wiring.lossless_class if wiring is not None else -1
     rows = {}
     for port in _wired(dev):
         c = wiring.port_counters(dev.name, port) if wiring is not None else None
-        lossless = wiring.lossless_class if wiring is not None else -1
-        classes = {f"TC{tc}": {"dropPrecedences": {"DP0": {
-            "droppedPackets": c.lossless_drops if c and tc == lossless else 0,
-            "droppedBytes": 4200 * c.lossless_drops if c and tc == lossless else 0}},
-            "ecnMarkedPackets": c.ecn_marked if c and tc == lossless else 0} for tc in range(8)}
-        rows[port] = {"ucastQueues": {"trafficClasses": classes}}
+
+        def classes(dropping: bool, c: Any = c) -> dict[str, Any]:
+            return {f"TC{tc}": {"dropPrecedences": {"DP0": {
+                "droppedPackets": c.lossless_drops if c and dropping and tc == lossless else 0}}} for tc in range(8)}
+
+        rows[port] = {"ucastQueues": {"trafficClasses": classes(True)},
+                      "mcastQueues": {"trafficClasses": classes(False)}}
     return {"egressQueueCounters": {"interfaces": rows}}
 
 
-def pfc_detail(dev: EosDevice) -> dict[str, Any]:
-    """`show priority-flow-control counters detail`: pause frames per port and priority (the lab pauses only the
-    lossless one)."""
+def ecn_counters(dev: EosDevice) -> dict[str, Any]:
+    """`show qos interfaces ecn counters queue`: ECN-marked packets per tx queue, "-" where the queue marks none
+    (only the lossless one carries ECN in the rendered profile)."""
     wiring = dev.wiring
+    lossless = wiring.lossless_class if wiring is not None else -1
     rows = {}
     for port in _wired(dev):
         c = wiring.port_counters(dev.name, port) if wiring is not None else None
-        lossless = wiring.lossless_class if wiring is not None else -1
-        rows[port] = {"priorities": {str(p): {"rxFrames": c.pfc_rx if c and p == lossless else 0,
-                                              "txFrames": c.pfc_tx if c and p == lossless else 0}
-                                     for p in range(8)}}
-    return {"interfaces": rows}
-
-
-def pfc_watchdog(dev: EosDevice) -> dict[str, Any]:
-    """`show priority-flow-control counters watchdog`: per port and tx queue the times the watchdog found it stuck
-    and restored it; EOS leaves out a port until its first event."""
-    wiring = dev.wiring
-    rows = {}
-    for port in _wired(dev):
-        c = wiring.port_counters(dev.name, port) if wiring is not None else None
-        if c is not None and c.watchdog_storms and wiring is not None:
-            rows[port] = {"txQueues": {str(wiring.lossless_class): {
-                "stuckCount": c.watchdog_storms, "recoveryCount": c.watchdog_storms}}}
-    return {"interfaces": rows}
+        rows[port] = {"queueCounters": {str(q): str(c.ecn_marked if c else 0) if q == lossless else "-"
+                                        for q in range(8)}}
+    return {"intfQueueCounters": rows}
 
 
 def lldp_neighbors(dev: EosDevice) -> list[dict[str, Any]]:

@@ -221,17 +221,24 @@ def host_counters_over_a_sampling_window(lab: Path, inventory: Path) -> None:
 
 
 def watchdog_and_ecn_marks(lab: Path, inventory: Path) -> None:
-    """A stormed port whose PFC watchdog keeps shutting the lossless queue fails (EOS leaf), and doctor names
-    watchdog-firing there; a congested spine port's ECN marks are a warning only (Cumulus spine)."""
+    """A stormed port whose PFC watchdog keeps shutting the lossless queue: on the Cumulus spine the watchdog's
+    count fails and doctor names watchdog-firing; on an EOS leaf, whose watchdog events verify has no sourced eAPI
+    answer for, the check says "not reported" (a warning, never a pass) while the storm's pause frames fail, and
+    doctor names both. A congested spine port's ECN marks are a warning only."""
+    fault(lab, "spine1", "watchdog-storm", "swp2")
     fault(lab, "leaf1-b", "watchdog-storm", "Ethernet1/5")
     fault(lab, "spine1", "ecn-marks", "swp1")
     code, report = verify_lab_json(INTENT, inventory, "--sample-s", "1")
-    verdicts = {(c["device"], c["port"], c["check"]): c["verdict"] for c in report["checks"]}
-    assert code == 1 and verdicts[("leaf1-b", "Ethernet1/5", "pfc-watchdog-events")] == "fail"
-    assert verdicts[("spine1", "swp1", "ecn-marking")] == "warn", verdicts[("spine1", "swp1", "ecn-marking")]
+    rows = {(c["device"], c["port"], c["check"]): c for c in report["checks"]}
+    assert code == 1 and rows[("spine1", "swp2", "pfc-watchdog-events")]["verdict"] == "fail"
+    unread = rows[("leaf1-b", "Ethernet1/5", "pfc-watchdog-events")]
+    assert unread["verdict"] == "warn" and unread["observed"].startswith("not reported by"), unread
+    assert rows[("leaf1-b", "Ethernet1/5", "pfc-pause-rate")]["verdict"] == "fail"
+    assert rows[("spine1", "swp1", "ecn-marking")]["verdict"] == "warn", rows[("spine1", "swp1", "ecn-marking")]
     _, diagnoses = doctor_lab_json(INTENT, inventory, "--sample-s", "1")
     found = {(d["code"], d["device"], d["port"]) for d in diagnoses}
-    assert ("watchdog-firing", "leaf1-b", "Ethernet1/5") in found, found
+    assert {("watchdog-firing", "spine1", "swp2"), ("pause-storm", "leaf1-b", "Ethernet1/5"),
+            ("not-reported", "leaf1-b", "")} <= found, found
     assert not any(d["device"] == "spine1" and d["port"] == "swp1" for d in diagnoses), diagnoses
 
 

@@ -19,7 +19,6 @@ from rocefab.deploy.verify.observation import (
     Ecn,
     Mlag,
     NextHop,
-    PortCounters,
     PortQos,
     SwitchObservation,
     SwitchQos,
@@ -118,47 +117,6 @@ def qos(running: str, default_dscp: Sequence[int], ports: Sequence[str]) -> Swit
                 if m := _ECN.match(line):
                     ecn[number] = Ecn(int(m.group(1)), int(m.group(3)), m.group(2), int(m.group(4) or 100))
     return SwitchQos(tuple(dscp), frozenset(strict), ecn, port_qos)
-
-
-COUNTERS = ("show priority-flow-control counters", "show interfaces counters queue detail",
-            "show priority-flow-control counters detail", "show priority-flow-control counters watchdog")
-
-
-def _by_class(rows: dict[str, Any], key: str) -> dict[int, int]:
-    return {int(k): int(v.get(key, 0)) for k, v in rows.items() if str(k).isdigit() and isinstance(v, dict)}
-
-
-def counters(driver: Any, ports: Sequence[str]) -> dict[str, PortCounters]:
-    """PFC frames (`show priority-flow-control counters`, the shape ANTA's PFC counter test reads, and per
-    priority `... counters detail`: interfaces -> PORT -> priorities -> "3" -> rxFrames/txFrames), the PFC
-    watchdog's stuck-queue events (`... counters watchdog`: interfaces -> PORT -> txQueues -> "3" -> stuckCount;
-    a port without events is left out, which reads as none), egress drops and ECN-marked packets per traffic
-    class (`show interfaces counters queue detail`: unicast queues, drop precedence 0, `ecnMarkedPackets`), and
-    packets and errors from NAPALM's `get_interfaces_counters`. Unconfirmed against a switch: the per-priority
-    frame keys of `detail` (read as the totals' rxFrames/txFrames) and `ecnMarkedPackets`; the watchdog keys are
-    those public EOS health checks read."""
-    pfc, queues, detail, watchdog = driver.device.run_commands(list(COUNTERS), encoding="json")
-    general = driver.get_interfaces_counters()
-    out = {}
-    for port in ports:
-        frames = pfc.get("interfaceCounters", {}).get(port, {})
-        classes = queues.get("egressQueueCounters", {}).get("interfaces", {}).get(port, {}).get(
-            "ucastQueues", {}).get("trafficClasses", {})
-        drops = {int(tc.removeprefix("TC")): int(d.get("dropPrecedences", {}).get("DP0", {}).get("droppedPackets", 0))
-                 for tc, d in classes.items() if tc.removeprefix("TC").isdigit()}
-        marked = {int(tc.removeprefix("TC")): int(d["ecnMarkedPackets"]) for tc, d in classes.items()
-                  if tc.removeprefix("TC").isdigit() and "ecnMarkedPackets" in d}
-        priorities = detail.get("interfaces", {}).get(port, {}).get("priorities", {})
-        storms = _by_class(watchdog.get("interfaces", {}).get(port, {}).get("txQueues", {}), "stuckCount")
-        g = general.get(port, {})
-        packets = sum(max(0, int(g.get(k, 0))) for k in ("rx_unicast_packets", "rx_multicast_packets",
-                                                          "rx_broadcast_packets"))
-        sent = sum(max(0, int(g.get(k, 0))) for k in ("tx_unicast_packets", "tx_multicast_packets",
-                                                       "tx_broadcast_packets"))
-        out[port] = PortCounters(packets, max(0, int(g.get("rx_errors", 0))), int(frames.get("rxFrames", 0)),
-                                 int(frames.get("txFrames", 0)), drops, _by_class(priorities, "rxFrames"),
-                                 _by_class(priorities, "txFrames"), storms, marked, sent)
-    return out
 
 
 def route(shown: dict[str, Any], prefix: str) -> tuple[NextHop, ...]:

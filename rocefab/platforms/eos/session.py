@@ -203,10 +203,10 @@ class EosSession(DeviceSession):
             raise self._fail("reading state for verify", exc) from None
 
     def counters(self, device: Any) -> dict[str, PortCounters]:
-        from rocefab.platforms.eos import observe
+        from rocefab.platforms.eos import counters
 
         try:
-            return observe.counters(self._device, [p.name for p in device.ports])
+            return counters.read(self._device, [p.name for p in device.ports])
         except _DEVICE_ERRORS as exc:
             raise self._fail("reading counters for verify", exc) from None
 
