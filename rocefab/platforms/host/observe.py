@@ -35,15 +35,16 @@ for nd in __NETDEVS__; do
   if [[ -d $d/bonding ]]; then
     rd "$d/bonding/slaves"; printf 'slaves\t%s\n' "$REPLY"
     rd "$d/bonding/mii_status"; printf 'mii\t%s\n' "$REPLY"
+    continue  # a bond has no DCB of its own: its ports are listed too
   fi
-  if [[ -d $d/ecn ]]; then
+  if [[ -d $d/ecn ]]; then  # MLNX_OFED's per-priority DCQCN enables
     for p in 0 1 2 3 4 5 6 7; do
       rd "$d/ecn/roce_np/enable/$p"; np=$REPLY
       rd "$d/ecn/roce_rp/enable/$p"; printf 'ecn\t%s\t%s\t%s\n' "$p" "$np" "$REPLY"
     done
-    echo "@@rocefab qos $nd"; mlnx_qos -i "$nd" 2>&1 || true
-    echo "@@rocefab pause $nd"; ethtool -a "$nd" 2>&1 || true
   fi
+  echo "@@rocefab qos $nd"; mlnx_qos -i "$nd" 2>&1 || true
+  echo "@@rocefab pause $nd"; ethtool -a "$nd" 2>&1 || true
 done
 for dev in __RDMA__; do
   r="$S/class/infiniband/$dev"
