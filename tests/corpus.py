@@ -155,3 +155,15 @@ def shape(tree: Any, at: str = "") -> set[str]:
             out |= shape(item, f"{at}[]")
         return out or {f"{at}: list"}
     return {f"{at}: {_kind(tree)}"}
+
+
+def beyond(printed: set[str], allowed: set[str]) -> set[str]:
+    """Paths of `printed` no sample shows. An empty table (`/peers: dict`, `/peerList: list`) is within the samples
+    where they have anything below that path: a device with nothing to list prints the table empty."""
+    out = set()
+    for path in printed - allowed:
+        head, _, kind = path.rpartition(": ")
+        if kind in ("dict", "list") and any(a.startswith(head + ("[]" if kind == "list" else "/")) for a in allowed):
+            continue
+        out.add(path)
+    return out

@@ -250,7 +250,7 @@ def bgp_summary(dev: EosDevice) -> dict[str, Any]:
             key = f"{link_local(*far) if far else 'fe80::1'}%{short_name(peer.interface)}"
         else:
             key = peer.key
-        peers[key] = {"description": "", "version": 4, "msgReceived": 10 if up else 0, "msgSent": 10 if up else 0,
+        peers[key] = {"version": 4, "msgReceived": 10 if up else 0, "msgSent": 10 if up else 0,
                       "inMsgQueue": 0, "outMsgQueue": 0, "asn": str(peer.remote_asn), "prefixAccepted": 0,
                       "prefixReceived": 0, "upDownTime": dev._boot_epoch, "underMaintenance": False,
                       "peerState": "Established" if up else "Active"}

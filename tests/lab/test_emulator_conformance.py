@@ -7,12 +7,13 @@ can only drift from the devices by failing here, and never toward what rocefab's
 from __future__ import annotations
 
 import json
+import ssl
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus import entries, load, shape
+from corpus import beyond, entries, load, shape
 from napalm import get_network_driver
 from verifylab import pushed_lab
 
@@ -23,6 +24,7 @@ from rocefab.renderers.plan import FabricPlan
 
 ROOT = Path(__file__).resolve().parents[2]
 MIXED = ROOT / "tests" / "lab" / "intents" / "mixed.yaml"
+LAB = ROOT / "intents" / "lab.yaml"
 
 # NX-OS: the command sent (as the readers and NAPALM send it) -> the corpus commands whose samples it must fit.
 # `show ip bgp summary` and `show bgp all summary vrf all` print one table; releases differ on counts as numbers
@@ -43,6 +45,25 @@ NXOS = {
     "show version | json": ["show version | json"],
     "show ip route {prefix} | json": ["show ip route "],
 }
+# EOS, over eAPI: what verify, NAPALM's getters and ANTA's tests send. `show bgp neighbors` and `show ip bgp
+# neighbors` list the same peers (ANTA reads the first, NAPALM the second).
+EOS = {
+    "show interfaces": ["show interfaces"],
+    "show priority-flow-control counters": ["show priority-flow-control counters"],
+    "show interfaces counters queue detail": ["show interfaces counters queue detail"],
+    "show qos interfaces ecn counters queue": ["show qos interfaces ecn counters queue"],
+    "show interfaces description": ["show interfaces description"],
+    "show mlag": ["show mlag"],
+    "show ip route {prefix}": ["show ip route "],
+    "show lldp neighbors detail": ["show lldp neighbors detail"],
+    "show lldp neighbors": ["show lldp neighbors"],
+    "show bgp neighbors vrf all": ["show bgp neighbors vrf all", "show ip bgp neighbors vrf all"],
+    "show ip bgp neighbors vrf all": ["show ip bgp neighbors vrf all"],
+    "show ip bgp summary vrf all": ["show ip bgp summary vrf all"],
+    "show ipv6 bgp summary vrf all": ["show ipv6 bgp summary vrf all"],
+    "show ipv6 bgp peers vrf all": ["show ipv6 bgp peers vrf all"],
+    "show version": ["show version"],
+}
 # paths an emulator prints that no sample shows, each with the evidence it rests on
 ALLOWED = {
     "/TABLE_interface/ROW_interface[]/desc: str":
@@ -55,7 +76,9 @@ ALLOWED = {
 
 
 def samples_shape(platform: str, commands: list[str]) -> set[str]:
-    found = [e for c in commands for e in entries(platform, c) if e["file"].endswith(".json")]
+    """The union of the samples' shapes; a command ending in a space matches any argument (a route's prefix)."""
+    found = [e for c in commands for e in entries(platform, c) if e["file"].endswith(".json")
+             and (c.endswith(" ") or e["command"] == c)]
     assert found, commands
     return set().union(*(shape(load(platform, e["file"])) for e in found))
 
@@ -93,7 +116,39 @@ def test_nxos_emulator_answers_in_the_samples_shapes(nxos_lab: tuple[FabricPlan,
         allowed = samples_shape("nxos", NXOS[template])
         printed = shape(body)
         assert printed and printed != {": dict"}, f"{switch}: {template} answered nothing"
-        drift += [f"{switch}: {template}: {path}" for path in sorted(printed - allowed) if path not in ALLOWED]
+        drift += [f"{switch}: {template}: {path}" for path in sorted(beyond(printed, allowed)) if path not in ALLOWED]
         seen.add(template)
     assert seen == set(NXOS)
+    assert not drift, "\n".join(drift)
+
+
+@pytest.fixture(scope="module")
+def eos_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FabricPlan, Path]]:
+    checked = check_file(LAB, "lab")
+    assert checked.plan is not None
+    with pushed_lab(LAB, tmp_path_factory.mktemp("conformance") / "lab") as folder:
+        yield checked.plan, folder / "inventory.yaml"
+
+
+def test_eos_emulator_answers_in_the_samples_shapes(eos_lab: tuple[FabricPlan, Path]) -> None:
+    plan, inventory = eos_lab
+    drift = []
+    for sw in (s for s in plan.switches if s.platform == "eos"):
+        a = load_inventory(inventory).access(sw.name, "eos", PasswordSource(False))
+        context = ssl.create_default_context(cafile=str(a.ca_file)) if a.ca_file else None
+        device = get_network_driver("eos")(a.host, a.username, a.password.reveal(), timeout=a.timeout_s,
+                                           optional_args={"transport": a.scheme, "port": a.port, "context": context})
+        device.open()
+        try:
+            prefix = next(iter(planned_routes(plan, sw)), None)
+            commands = [t.format(prefix=prefix.prefix if prefix else "0.0.0.0/0") for t in EOS]
+            answers = device.device.run_commands(commands, encoding="json")
+        finally:
+            device.close()
+        for template, body in zip(EOS, answers, strict=True):
+            printed = shape(body)
+            assert printed and printed != {": dict"}, f"{sw.name}: {template} answered nothing"
+            allowed = samples_shape("eos", EOS[template])
+            drift += [f"{sw.name}: {template}: {path}" for path in sorted(beyond(printed, allowed))
+                      if path not in ALLOWED]
     assert not drift, "\n".join(drift)
