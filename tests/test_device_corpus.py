@@ -16,6 +16,7 @@ from rocefab.deploy.verify.counter_checks import port_rows
 from rocefab.deploy.verify.doctor import diagnose
 from rocefab.deploy.verify.observation import PortCounters
 from rocefab.platforms.eos import counters as eos_counters
+from rocefab.platforms.host import observe as host_observe
 from rocefab.platforms.nxos import counters as nxos_counters
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.plan import FabricPlan, Switch
@@ -249,3 +250,73 @@ def test_eos_lossless_drops_behind_a_range_and_ecn_marks_are_seen(tmp_path: Path
     b = eos_counters.parse([busy, {}, {}, counters_set(ecn, 500)], ["Ethernet10/20/1"])["Ethernet10/20/1"]
     marked = {r.check: r for r in port_rows(plan, sw, "Ethernet10/20/1", a, b, 1, 1.0)}["ecn-marking"]
     assert marked.verdict is Verdict.WARN and "500 of 3,000" in marked.observed, marked
+
+
+# -- hosts ------------------------------------------------------------------------------------------------------------
+# mlnx_qos -i across mlnx-tools' output eras: (trust, PFC enables, the priority of DSCP 26 and 48 under DSCP trust)
+MLNX_QOS = {
+    "mlnx-tools-4.2/mlnx_qos_i_eth4_trust_dscp.txt": ("dscp", (0, 0, 0, 1, 0, 0, 0, 0), (3, 6)),
+    "mlnx-tools-4.6/mlnx_qos_i_ens6.txt": ("pcp", (0,) * 8, None),
+    "mlnx-tools-4.6/mlnx_qos_i_ens6_trust_dscp.txt": ("dscp", (0,) * 8, (3, 6)),
+    "mlnx-tools-4.6/mlnx_qos_i_ens14f0_pfc_0_0_0_1_0_0_0_0.txt": ("dscp", (0, 0, 0, 1, 0, 0, 0, 0), (3, 6)),
+    "mlnx-tools-4.6/mlnx_qos_i_ens14f0_trust_pcp.txt": ("pcp", (0, 0, 0, 1, 0, 0, 0, 0), None),
+    "mlnx-tools-5.2/mlnx_qos_i_ens4np0.txt": ("dscp", (0, 0, 0, 0, 0, 1, 0, 0), (3, 6)),
+    "mlnx-tools-5.2/mlnx_qos_i_ens2f0_pfc_0_0_0_0_0_1_0_0.txt": ("pcp", (0, 0, 0, 0, 0, 1, 0, 0), None),
+    "mlnx-tools-25.07/mlnx_qos_i_mce0.txt": ("dscp", (0, 0, 0, 1, 0, 0, 0, 0), (3, 6)),
+    "mlnx-tools-25.07/mlnx_qos_i_ens1f0v0.txt": (None, None, None),  # a VF: DCB "not supported", nothing known
+}
+
+
+@pytest.mark.parametrize("file", sorted(MLNX_QOS))
+def test_mlnx_qos_from_the_samples(file: str) -> None:
+    trust, pfc, dscp = host_observe.parse_mlnx_qos(load("host", file).splitlines())
+    want_trust, want_pfc, want_dscp = MLNX_QOS[file]
+    assert (trust, pfc) == (want_trust, want_pfc)
+    assert (None if dscp is None else (dscp[26], dscp[48])) == want_dscp
+    if dscp is not None:  # every DSCP placed, from rows of at most 8 with trailing commas
+        assert len(dscp) == 64 and dscp[0] == 0 and dscp[63] == 7
+
+
+def test_mlnx_qos_trust_none_is_not_reported() -> None:
+    """mlnx_qos prints `none` when it cannot read the trust state: not reported, not a trust mode."""
+    text = load("host", "mlnx-tools-25.07/mlnx_qos_i_mce0.txt").replace("Priority trust state: dscp",
+                                                                         "Priority trust state: none")
+    assert host_observe.parse_mlnx_qos(text.splitlines())[0] is None
+
+
+@pytest.mark.parametrize(("file", "pause"), [("inbox-6.x/ethtool_a_enp15s0np0.txt", (True, True)),
+                                             ("inbox-6.x/ethtool_a_ens1f0np0.txt", (False, False)),
+                                             ("release-unknown/ethtool_a_eth03.txt", (True, True))])
+def test_ethtool_pause_from_the_samples(file: str, pause: tuple[bool, bool]) -> None:
+    assert host_observe.parse_pause(load("host", file).splitlines()) == pause
+
+
+@pytest.mark.parametrize(("file", "tclass"), [
+    ("ofed-4.2/cat_sys_class_infiniband_mlx5_0_tc_1_traffic_class.txt", 106),  # a bare number (4.2-4.3)
+    ("ofed-4.2/cat_sys_class_infiniband_mlx5_0_tc_1_traffic_class_unset.txt", None),  # -1: unset, not 1
+    ("ofed-5.x/cat_sys_class_infiniband_mlx5_2_tc_1_traffic_class.txt", 106),  # "Global tclass=106"
+    ("ofed-5.x/cat_sys_class_infiniband_mlx5_2_tc_1_traffic_class_unset.txt", None),  # empty
+    ("ofed-5.x/cat_sys_class_infiniband_mlx5_0_tc_1_traffic_class_global_and_rule.txt", 106),
+    ("ofed-5.x/cat_sys_class_infiniband_mlx5_0_tc_1_traffic_class_rules_only.txt", None),  # rules are not global
+])
+def test_traffic_class_from_the_samples(file: str, tclass: int | None) -> None:
+    lines = load("host", file).splitlines()
+    assert host_observe.traffic_class(["tclass\t" + "\t".join(lines)]) == tclass
+
+
+@pytest.mark.parametrize(("file", "tos", "why"), [
+    ("mlnx-tools-4.2/cma_roce_tos_d_mlx5_2_t_106.txt", 106, None),
+    ("mlnx-tools-25.07/cma_roce_tos_d_mlx5_0_p_1.txt", 0, None),
+    ("ofed-5.x/cat_sys_kernel_config_rdma_cm_mlx5_0_ports_1_default_roce_tos.txt", 106, None),
+    ("mlnx-tools-25.07/cma_roce_tos_d_mlx5_0_p_1_non_root.txt", None, "needs root"),
+    ("mlnx-tools-4.6/cma_roce_tos_d_mlx5_0_p_1_non_root.txt", None, "needs root"),
+    ("mlnx-tools-25.07/cma_roce_tos_d_mlx5_0_p_1_no_rdma_cm_configfs.txt", None, "not loaded"),
+])
+def test_rdma_cm_tos_from_the_samples(file: str, tos: int | None, why: str | None) -> None:
+    """What the read script prints after `tos` is the tool's (or configfs's) last line; a refusal is not a value
+    and carries the tool's reason, and the check turns it into a warning with the fix."""
+    last = load("host", file).strip().splitlines()[-1]
+    output = f"@@rocefab rdma mlx5_0\nstate\t4: ACTIVE\ntos\t{last}\n"
+    seen = host_observe.parse(output, "gpu001").rdma["mlx5_0"]
+    assert seen.cma_tos == tos
+    assert (why is None) == ("cma_tos" not in seen.why) and (why is None or why in seen.why["cma_tos"])

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from rocefab.deploy.verify.observation import (
-    HostCounters,
     HostNetdev,
     HostObservation,
     Interface,
@@ -26,6 +25,8 @@ from rocefab.renderers.plan import FabricPlan, Host, PortRole, Switch
 SPEED_FLOOR_GBPS = 200  # the field's floor for a GPU fabric port: anything slower is flagged
 ERROR_RATE_LIMIT = 0.00001  # input errors above 0.001 % of packets in (the field's alarm threshold)
 PAUSE_STORM_PER_S = 10_000  # PFC frames a second, in either direction, that no healthy link sustains
+NO_ECN_SYSFS = ("no per-priority DCQCN enables in sysfs (MLNX_OFED's ecn/ folder, or a file that read empty); "
+                "on the inbox driver they are the firmware's ROCE_CC_PRIO_MASK_P1 (mlxconfig query)")
 
 
 class Verdict(StrEnum):
@@ -48,7 +49,7 @@ class Row:
         return self.verdict is Verdict.FAIL
 
 
-def _row(device: str, port: str, check: str, expected: object, observed: object, ok: bool,
+def judged(device: str, port: str, check: str, expected: object, observed: object, ok: bool,
          *, soft: bool = False) -> Row:
     verdict = Verdict.PASS if ok else Verdict.WARN if soft else Verdict.FAIL
     return Row(device, port, check, str(expected), str(observed), verdict)
@@ -73,30 +74,30 @@ def _link_rows(sw: Switch, obs: SwitchObservation, hosts: set[str]) -> list[Row]
     rows = []
     for port in sw.ports:
         seen = obs.interfaces.get(port.name)
-        rows.append(_row(sw.name, port.name, "link", "up", "absent" if seen is None else "up" if seen.up else "down",
+        rows.append(judged(sw.name, port.name, "link", "up", "absent" if seen is None else "up" if seen.up else "down",
                          seen is not None and seen.up))
         if seen is not None and seen.up:
-            rows.append(_row(sw.name, port.name, "speed", f"{port.speed_gbps}G", _gbps(seen.speed_gbps),
+            rows.append(judged(sw.name, port.name, "speed", f"{port.speed_gbps}G", _gbps(seen.speed_gbps),
                              seen.speed_gbps == port.speed_gbps))
             if port.speed_gbps < SPEED_FLOOR_GBPS:
-                rows.append(_row(sw.name, port.name, "speed-floor", f">= {SPEED_FLOOR_GBPS}G", f"{port.speed_gbps}G",
+                rows.append(judged(sw.name, port.name, "speed-floor", f">= {SPEED_FLOOR_GBPS}G", f"{port.speed_gbps}G",
                                  False, soft=True))
         neighbors = obs.lldp.get(port.name, ())
         want = f"{port.peer.device} {port.peer.port}"
         to_host = port.peer.device in hosts
         if any(n.device == port.peer.device and n.port == port.peer.port for n in neighbors):
-            rows.append(_row(sw.name, port.name, "lldp", want, want, True))
+            rows.append(judged(sw.name, port.name, "lldp", want, want, True))
         elif neighbors:
-            rows.append(_row(sw.name, port.name, "lldp", want, ", ".join(f"{n.device} {n.port}" for n in neighbors),
+            rows.append(judged(sw.name, port.name, "lldp", want, ", ".join(f"{n.device} {n.port}" for n in neighbors),
                              False))
         elif seen is not None and seen.up:
             # hosts need lldpd to be seen; a switch always is
-            rows.append(_row(sw.name, port.name, "lldp", want, "no neighbour", False, soft=to_host))
+            rows.append(judged(sw.name, port.name, "lldp", want, "no neighbour", False, soft=to_host))
         if port.role in (PortRole.UPLINK, PortRole.DOWNLINK):  # routed: the MTU is the port's own
             rows.append(_mtu_row(sw, port.name, seen))
     for lag in sw.lags:
         seen = obs.interfaces.get(lag.name)
-        rows.append(_row(sw.name, lag.name, "link", "up", "absent" if seen is None else "up" if seen.up else "down",
+        rows.append(judged(sw.name, lag.name, "link", "up", "absent" if seen is None else "up" if seen.up else "down",
                          seen is not None and seen.up))
     spec = unit(sw.platform).spec
     for svi in sw.svis:
@@ -107,7 +108,7 @@ def _link_rows(sw: Switch, obs: SwitchObservation, hosts: set[str]) -> list[Row]
 
 def _mtu_row(sw: Switch, name: str, seen: Interface | None) -> Row:
     observed = "absent" if seen is None else "not reported" if seen.mtu is None else seen.mtu
-    return _row(sw.name, name, "mtu", sw.mtu_bytes, observed, seen is not None and seen.mtu == sw.mtu_bytes)
+    return judged(sw.name, name, "mtu", sw.mtu_bytes, observed, seen is not None and seen.mtu == sw.mtu_bytes)
 
 
 def _classes(plan: FabricPlan, sw: Switch) -> tuple[int, ...]:
@@ -122,25 +123,25 @@ def _qos_rows(plan: FabricPlan, sw: Switch, obs: SwitchObservation) -> list[Row]
     q = plan.qos
     klass = _classes(plan, sw)
     if obs.qos is None:
-        return [_row(sw.name, "", "qos", "read", "not reported", False)]
+        return [judged(sw.name, "", "qos", "read", "not reported", False)]
     rows = []
     lossless = frozenset(q.lossless_priorities)
     for port in sw.ports:
         pq = obs.qos.ports.get(port.name)
         if pq is None:
-            rows.append(_row(sw.name, port.name, "pfc", _priorities(lossless), "not reported", False))
+            rows.append(judged(sw.name, port.name, "pfc", _priorities(lossless), "not reported", False))
             continue
-        rows.append(_row(sw.name, port.name, "trust", "dscp", "dscp" if pq.trust_dscp else "not dscp", pq.trust_dscp))
-        rows.append(_row(sw.name, port.name, "pfc", _priorities(lossless), _priorities(pq.pfc_priorities),
+        rows.append(judged(sw.name, port.name, "trust", "dscp", "dscp" if pq.trust_dscp else "not dscp", pq.trust_dscp))
+        rows.append(judged(sw.name, port.name, "pfc", _priorities(lossless), _priorities(pq.pfc_priorities),
                          pq.pfc_priorities == lossless))
         if q.watchdog_enabled:
-            rows.append(_row(sw.name, port.name, "pfc-watchdog", "armed", "armed" if pq.watchdog else "off",
+            rows.append(judged(sw.name, port.name, "pfc-watchdog", "armed", "armed" if pq.watchdog else "off",
                              pq.watchdog))
     expected_map = tuple(klass[p] for p in q.dscp_classes)
-    rows.append(_row(sw.name, "", "dscp-map", "as planned", _dscp_differences(expected_map, obs.qos.dscp_priority),
+    rows.append(judged(sw.name, "", "dscp-map", "as planned", _dscp_differences(expected_map, obs.qos.dscp_priority),
                      tuple(obs.qos.dscp_priority) == expected_map))
     cnp = klass[q.cnp_priority]
-    rows.append(_row(sw.name, "", "cnp-strict", f"class {cnp} strict",
+    rows.append(judged(sw.name, "", "cnp-strict", f"class {cnp} strict",
                      f"strict: {_priorities(obs.qos.strict_priorities)}", cnp in obs.qos.strict_priorities))
     if sw.ecn is not None:
         want = sw.ecn
@@ -148,7 +149,8 @@ def _qos_rows(plan: FabricPlan, sw: Switch, obs: SwitchObservation) -> list[Row]
         expected = f"{want.min_threshold}-{want.max_threshold} {want.unit} @ {want.max_mark_percent}%"
         observed = "off" if seen is None else \
             f"{seen.min_threshold}-{seen.max_threshold} {seen.unit} @ {seen.max_mark_percent}%"
-        rows.append(_row(sw.name, "", "ecn", f"priority {q.roce_priority}: {expected}", observed, observed == expected))
+        rows.append(judged(sw.name, "", "ecn", f"priority {q.roce_priority}: {expected}", observed,
+                           observed == expected))
     return rows
 
 
@@ -159,7 +161,7 @@ def _bgp_rows(sw: Switch, obs: SwitchObservation) -> list[Row]:
         session = next((s for s in obs.bgp if (n.interface and s.interface == n.interface)
                         or (n.address and s.address == n.address)), None)
         observed = "not configured" if session is None else session.state
-        rows.append(_row(sw.name, where, "bgp", f"Established with {n.peer_device} (AS {n.remote_asn})", observed,
+        rows.append(judged(sw.name, where, "bgp", f"Established with {n.peer_device} (AS {n.remote_asn})", observed,
                          session is not None and session.established))
     return rows
 
@@ -169,7 +171,7 @@ def switch_rows(plan: FabricPlan, sw: Switch, obs: SwitchObservation) -> list[Ro
     rows = _link_rows(sw, obs, hosts) + _qos_rows(plan, sw, obs) + _bgp_rows(sw, obs)
     if sw.mlag is not None:
         kind = sw.mlag.kind
-        rows.append(_row(sw.name, "", kind, f"{kind} with {sw.mlag.peer} healthy",
+        rows.append(judged(sw.name, "", kind, f"{kind} with {sw.mlag.peer} healthy",
                          "not reported" if obs.mlag is None else obs.mlag.detail,
                          obs.mlag is not None and obs.mlag.healthy))
     return rows
@@ -187,7 +189,7 @@ def counter_rows(plan: FabricPlan, sw: Switch, before: Mapping[str, PortCounters
     for port in sw.ports:
         a, b = before.get(port.name), after.get(port.name)
         if a is None or b is None:
-            rows.append(_row(sw.name, port.name, "counters", "read twice", "not reported", False, soft=True))
+            rows.append(judged(sw.name, port.name, "counters", "read twice", "not reported", False, soft=True))
             continue
         rows += counter_checks.port_rows(plan, sw, port.name, a, b, lossless, seconds)
     return rows
@@ -199,51 +201,62 @@ def _netdev_rows(plan: FabricPlan, host: str, name: str, seen: HostNetdev | None
     q = plan.qos
     mtu = plan.host_profile.mtu_bytes
     if seen is None:
-        return [_row(host, name, "link", "up", "absent", False)]
-    rows = [_row(host, name, "link", "up", "up" if seen.up else "down", seen.up),
-            _row(host, name, "mtu", mtu, seen.mtu, seen.mtu == mtu)]
+        return [judged(host, name, "link", "up", "absent", False)]
+    rows = [judged(host, name, "link", "up", "up" if seen.up else "down", seen.up),
+            judged(host, name, "mtu", mtu, seen.mtu, seen.mtu == mtu)]
     if speed_gbps is not None and seen.up:
-        rows.append(_row(host, name, "speed", f"{speed_gbps}G", _gbps(seen.speed_gbps), seen.speed_gbps == speed_gbps))
+        rows.append(judged(host, name, "speed", f"{speed_gbps}G", _gbps(seen.speed_gbps),
+                           seen.speed_gbps == speed_gbps))
     if not physical:
         return rows
-    rows.append(_row(host, name, "nic-trust", "dscp", seen.trust or "not reported", seen.trust == "dscp"))
+    rows.append(judged(host, name, "nic-trust", "dscp", seen.trust or "not reported", seen.trust == "dscp"))
     pfc = ",".join(map(str, q.pfc_vector))
-    rows.append(_row(host, name, "nic-pfc", pfc, ",".join(map(str, seen.pfc)) if seen.pfc else "not reported",
+    rows.append(judged(host, name, "nic-pfc", pfc, ",".join(map(str, seen.pfc)) if seen.pfc else "not reported",
                      seen.pfc == q.pfc_vector))
     if seen.trust == "dscp":
         observed = _dscp_differences(q.dscp_classes, seen.dscp_priority) if seen.dscp_priority else "not reported"
-        rows.append(_row(host, name, "nic-dscp-map", "as planned", observed, seen.dscp_priority == q.dscp_classes))
+        rows.append(judged(host, name, "nic-dscp-map", "as planned", observed, seen.dscp_priority == q.dscp_classes))
     pause = "not reported" if seen.pause_rx is None else \
         f"rx {'on' if seen.pause_rx else 'off'}, tx {'on' if seen.pause_tx else 'off'}"
-    rows.append(_row(host, name, "global-pause", "rx off, tx off", pause, seen.pause_rx is False
+    rows.append(judged(host, name, "global-pause", "rx off, tx off", pause, seen.pause_rx is False
                      and seen.pause_tx is False))
     for point, enabled in (("notification", seen.ecn_np), ("reaction", seen.ecn_rp)):
         want = set(q.lossless_priorities)
-        ok = enabled is not None and want <= set(enabled)
-        rows.append(_row(host, name, "dcqcn", f"{point} point on priority {_priorities(want)}",
-                         "not reported" if enabled is None else f"on: {_priorities(enabled)}", ok))
+        if enabled is None:  # neither on nor off is known: a warning that says where the setting lives
+            rows.append(judged(host, name, "dcqcn", f"{point} point on priority {_priorities(want)}",
+                             f"not reported: {NO_ECN_SYSFS}", False, soft=True))
+            continue
+        rows.append(judged(host, name, "dcqcn", f"{point} point on priority {_priorities(want)}",
+                         f"on: {_priorities(enabled)}", want <= set(enabled)))
     return rows
 
 
 def _rdma_rows(plan: FabricPlan, host: str, device: str, seen: RdmaDevice | None, netdev: str,
                source: str) -> list[Row]:
     if seen is None:
-        return [_row(host, device, "rdma", f"ACTIVE on {netdev}", "absent", False)]
+        return [judged(host, device, "rdma", f"ACTIVE on {netdev}", "absent", False)]
     gid = "0000:0000:0000:0000:0000:ffff:" + "{:02x}{:02x}:{:02x}{:02x}".format(*map(int, source.split(".")))
     found = [index for index, value, ndev in seen.roce_v2_gids if value == gid and ndev in (netdev, "")]
     tos = plan.qos.roce_tos
-    return [_row(host, device, "rdma", f"ACTIVE on {netdev}", seen.state or "not reported", seen.active),
-            _row(host, device, "gid", f"RoCE v2 GID for {source} on {netdev}",
+    return [judged(host, device, "rdma", f"ACTIVE on {netdev}", seen.state or "not reported", seen.active),
+            judged(host, device, "gid", f"RoCE v2 GID for {source} on {netdev}",
                  f"index {found[0]}" if found else "none", bool(found)),
-            _row(host, device, "traffic-class", tos, "not set" if seen.traffic_class is None else seen.traffic_class,
-                 seen.traffic_class == tos),
-            _row(host, device, "rdma-cm-tos", tos, "not reported" if seen.cma_tos is None else seen.cma_tos,
-                 seen.cma_tos == tos)]
+            _unknown_or(host, device, "traffic-class", tos, seen.traffic_class, seen.why.get("traffic_class"),
+                        "not set"),
+            _unknown_or(host, device, "rdma-cm-tos", tos, seen.cma_tos, seen.why.get("cma_tos"), "not reported")]
+
+
+def _unknown_or(host: str, device: str, check: str, want: int, seen: int | None, why: str | None,
+                absent: str) -> Row:
+    """A value compared with the plan; one that could not be read for a stated reason is a warning with it."""
+    if seen is None and why:
+        return judged(host, device, check, want, f"not reported: {why}", False, soft=True)
+    return judged(host, device, check, want, absent if seen is None else seen, seen == want)
 
 
 def _nccl_rows(plan: FabricPlan, host: Host, obs: HostObservation) -> list[Row]:
     if obs.nccl_conf is None:
-        return [_row(host.name, "", "nccl", "/etc/nccl.conf with the fabric's settings", "absent", False)]
+        return [judged(host.name, "", "nccl", "/etc/nccl.conf with the fabric's settings", "absent", False)]
     lines = [line.strip() for line in obs.nccl_conf.splitlines()]
     first: dict[str, str] = {}
     for line in lines:  # NCCL keeps a key's first value
@@ -252,7 +265,7 @@ def _nccl_rows(plan: FabricPlan, host: Host, obs: HostObservation) -> list[Row]:
             first[key.strip()] = value.strip()
     rows = []
     for key, value in plan.host_profile.nccl_env:
-        rows.append(_row(host.name, "", "nccl", f"{key}={value}",
+        rows.append(judged(host.name, "", "nccl", f"{key}={value}",
                          f"{key}={first[key]}" if key in first else "absent", first.get(key) == value))
     return rows
 
@@ -265,7 +278,7 @@ def host_rows(plan: FabricPlan, host: Host, obs: HostObservation) -> list[Row]:
         if seen is not None:
             members = tuple(m.netdev for m in bond.members)
             slaves = seen.bond_slaves or ()
-            rows.append(_row(host.name, bond.name, "bond", f"members {' '.join(members)}, mii up",
+            rows.append(judged(host.name, bond.name, "bond", f"members {' '.join(members)}, mii up",
                              f"members {' '.join(slaves) or 'none'}, mii {'up' if seen.bond_mii_up else 'down'}",
                              set(slaves) == set(members) and bool(seen.bond_mii_up)))
         for member in bond.members:
@@ -286,7 +299,7 @@ def driver_rows(plan: FabricPlan, host: Host, obs: HostObservation) -> list[Row]
     for device in host.rdma_devices:
         seen = obs.rdma.get(device)
         firmware = None if seen is None else seen.firmware
-        rows.append(_row(host.name, device, "nic-firmware", "reported", firmware or "not reported",
+        rows.append(judged(host.name, device, "nic-firmware", "reported", firmware or "not reported",
                          firmware is not None))
     if obs.modules is None:
         observed = "/proc/modules not readable"
@@ -296,7 +309,7 @@ def driver_rows(plan: FabricPlan, host: Host, obs: HostObservation) -> list[Row]
         observed = "nv_peer_mem (its predecessor) loaded"
     else:
         observed = "not loaded"
-    rows.append(_row(host.name, "", "nvidia-peermem", "nvidia_peermem loaded", observed,
+    rows.append(judged(host.name, "", "nvidia-peermem", "nvidia_peermem loaded", observed,
                      bool(obs.modules and obs.modules & {"nvidia_peermem", "nv_peer_mem"})))
     return rows
 
@@ -323,63 +336,6 @@ def firmware_rows(observed: Sequence[tuple[Host, HostObservation]]) -> list[Row]
                 ", ".join(f"{r} on {n}" for r, n in ranked) + ")"
         else:
             expected = f"{majority}, as {counts[majority]} of {len(found)} {board} NICs run"
-        rows += [_row(name, device, "firmware-match", expected, release, release == majority)
+        rows += [judged(name, device, "firmware-match", expected, release, release == majority)
                  for name, device, release in found]
-    return rows
-
-
-# -- hosts: counters over a sampling window --------------------------------------------------------------------------
-def _rate(before: int | None, after: int | None, seconds: float) -> float | None:
-    return None if before is None or after is None else (after - before) / seconds
-
-
-def host_counter_rows(plan: FabricPlan, host: Host, before: HostCounters, after: HostCounters,
-                      seconds: float) -> list[Row]:
-    """What the host's NICs did between two reads: retransmissions as a share of the packets sent (against the
-    intent's monitoring.retransmit_rate_percent, as the rendered alert), PFC pause frames a second on each lossless
-    priority (the switches' storm threshold), and whether ECN marks that arrive are answered with CNPs."""
-    limit = plan.operations.retransmit_rate_percent
-    rows = []
-    for device in host.rdma_devices:
-        a, b = before.rdma.get(device), after.rdma.get(device)
-        if a is None or b is None:
-            rows.append(_row(host.name, device, "counters", "read twice", "not reported", False))
-            continue
-        grew = {k: b.retransmits[k] - a.retransmits[k] for k in a.retransmits if k in b.retransmits}
-        sent = None if a.tx_packets is None or b.tx_packets is None else b.tx_packets - a.tx_packets
-        retransmits = sum(grew.values())
-        if not grew or sent is None:
-            rows.append(_row(host.name, device, "roce-retransmit-rate", f"<= {limit:g} % of packets sent",
-                             "not reported", False))
-        else:
-            share = 100 * retransmits / sent if sent > 0 else (0.0 if retransmits == 0 else 100.0)
-            detail = ", ".join(f"{k} +{v:,}" for k, v in grew.items() if v)
-            rows.append(_row(host.name, device, "roce-retransmit-rate", f"<= {limit:g} % of packets sent",
-                             f"{share:.4f} % ({retransmits:,} of {sent:,}{'; ' + detail if detail else ''})",
-                             share <= limit))
-        marked, cnps = _rate(a.ecn_marked, b.ecn_marked, seconds), _rate(a.cnp_sent, b.cnp_sent, seconds)
-        handled = _rate(a.cnp_handled, b.cnp_handled, seconds)
-        if marked is None or cnps is None:
-            rows.append(_row(host.name, device, "nic-cnp", "a CNP sent for ECN-marked packets received",
-                             "not reported", False, soft=True))
-        else:
-            said = f"ECN-marked in {marked:,.0f}/s, CNPs sent {cnps:,.0f}/s" + \
-                ("" if handled is None else f", CNPs handled {handled:,.0f}/s")
-            rows.append(_row(host.name, device, "nic-cnp", "a CNP sent for ECN-marked packets received", said,
-                             marked <= 0 or cnps > 0))
-    ports = [m.netdev for b in host.bonds for m in b.members] + [n.netdev for n in host.nics]
-    lossless = sorted(plan.qos.lossless_priorities)
-    for port in ports:
-        a_pause, b_pause = before.pause.get(port), after.pause.get(port)
-        for p in lossless:
-            want = f"priority {p}: < {PAUSE_STORM_PER_S:,} frames/s each way"
-            rx = None if a_pause is None or b_pause is None else \
-                _rate(a_pause.rx.get(p), b_pause.rx.get(p), seconds)
-            tx = None if a_pause is None or b_pause is None else \
-                _rate(a_pause.tx.get(p), b_pause.tx.get(p), seconds)
-            if rx is None or tx is None:
-                rows.append(_row(host.name, port, "nic-pause-rate", want, "not reported", False))
-            else:
-                rows.append(_row(host.name, port, "nic-pause-rate", want, f"rx {rx:,.0f}/s, tx {tx:,.0f}/s",
-                                 max(rx, tx) < PAUSE_STORM_PER_S))
     return rows

@@ -116,6 +116,7 @@ class RdmaDevice:
     cma_tos: int | None  # rdma_cm default ToS
     fw_version: str | None = None  # the NIC's firmware release, e.g. "28.39.1002"
     board_id: str | None = None  # its PSID, which names the board model (e.g. "MT_0000000834")
+    why: Mapping[str, str] = field(default_factory=dict)  # a field that could not be read: why, and the fix
 
     @property
     def firmware(self) -> str | None:

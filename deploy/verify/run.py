@@ -18,11 +18,11 @@ from rocefab.deploy.verify.checks import (
     counter_rows,
     driver_rows,
     firmware_rows,
-    host_counter_rows,
     host_rows,
     switch_rows,
 )
 from rocefab.deploy.verify.ecmp import ecmp_rows, planned_routes
+from rocefab.deploy.verify.host_counter_checks import host_counter_rows
 from rocefab.deploy.verify.observation import (
     HostCounters,
     HostObservation,

@@ -20,6 +20,9 @@ from collections.abc import Iterable
 from rocefab.deploy.verify.observation import HostNetdev, HostObservation, RdmaDevice
 
 MARK = "@@rocefab"
+NO_TC = "no tc/1/traffic_class in sysfs (MLNX_OFED only; the inbox driver has no default traffic class)"
+NEEDS_ROOT = ("cma_roce_tos needs root: give this host `sudo: true` in the inventory (verify runs its read script with "
+              "`sudo -n`), or have the boot script leave rdma_cm's configfs entry so it can be read without root")
 _SCRIPT = r"""
 S="${ROCEFAB_SYSFS_ROOT:-/sys}"; E="${ROCEFAB_ETC_ROOT:-/etc}"; P="${ROCEFAB_PROC_ROOT:-/proc}"
 # rd FILE: a one-line attribute in REPLY as $(cat FILE) gives it, without a process (a fork and exec of cat per
@@ -51,7 +54,12 @@ for dev in __RDMA__; do
   echo "@@rocefab rdma $dev"
   [[ -d $r ]] || { echo "missing"; continue; }
   rd "$r/ports/1/state"; printf 'state\t%s\n' "$REPLY"
-  rd "$r/tc/1/traffic_class"; printf 'tclass\t%s\n' "$REPLY"
+  if [[ -e $r/tc/1/traffic_class ]]; then  # MLNX_OFED's tc/ folder; the inbox driver has none
+    printf 'tclass'; while IFS= read -r line; do printf '\t%s' "$line"; done 2>/dev/null <"$r/tc/1/traffic_class"
+    printf '\n'
+  else
+    printf 'tclass-absent\n'
+  fi
   for t in "$r"/ports/1/gid_attrs/types/*; do
     i=${t##*/}
     rd "$t" || continue  # an empty entry: its type cannot be read
@@ -59,8 +67,14 @@ for dev in __RDMA__; do
     rd "$r/ports/1/gids/$i"; gid=$REPLY
     rd "$r/ports/1/gid_attrs/ndevs/$i"; printf 'gid\t%s\t%s\t%s\t%s\n' "$i" "$gid" "$type" "$REPLY"
   done
-  tos=$(cma_roce_tos -d "$dev" -p 1 2>/dev/null)
-  printf 'tos\t%s\n' "${tos##*$'\n'}"  # its last line
+  # rdma_cm's ToS: configfs holds it world-readable once rdma_cm/<dev> exists (mkdir needs root), else the tool,
+  # which refuses without root ("You must be root to run this", on stdout)
+  if rd "$S/kernel/config/rdma_cm/$dev/ports/1/default_roce_tos" && [[ -n $REPLY ]]; then
+    printf 'tos\t%s\n' "$REPLY"
+  else
+    tos=$(cma_roce_tos -d "$dev" -p 1 2>/dev/null)
+    printf 'tos\t%s\n' "${tos##*$'\n'}"  # its last line
+  fi
   rd "$r/fw_ver"; fw=$REPLY
   rd "$r/board_id"; printf 'fw\t%s\nboard\t%s\n' "$fw" "$REPLY"
 done
@@ -97,6 +111,15 @@ def _int(text: str) -> int | None:
     return int(text) if re.fullmatch(r"-?\d+", text) else None
 
 
+def _enables(rows: list[list[str]], column: int) -> frozenset[int] | None:
+    """Priorities whose ecn/roce_np|roce_rp/enable/<p> reads 1; None without the folder (the inbox driver) or when
+    one of the files reads empty (the firmware query failed: unknown, not off)."""
+    values = [(int(r[1]), r[column] if len(r) > column else "") for r in rows]
+    if not values or any(v not in ("0", "1") for _, v in values):
+        return None
+    return frozenset(p for p, v in values if v == "1")
+
+
 def _fields(lines: list[str]) -> dict[str, str]:
     return {k: v for k, _, v in (line.partition("\t") for line in lines) if k not in ("ecn", "gid")}
 
@@ -104,6 +127,7 @@ def _fields(lines: list[str]) -> dict[str, str]:
 def parse_mlnx_qos(lines: list[str]) -> tuple[str | None, tuple[int, ...] | None, tuple[int, ...] | None]:
     """(trust, PFC enable flags, DSCP -> priority under DSCP trust) from `mlnx_qos -i` output."""
     trust = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("Priority trust state:")), None)
+    trust = None if trust in ("", "none") else trust  # "none": mlnx_qos could not read it
     pfc = None
     dscp = [0] * 64  # a DSCP without an entry goes to the default priority, 0
     for line in lines:
@@ -115,6 +139,19 @@ def parse_mlnx_qos(lines: list[str]) -> tuple[str | None, tuple[int, ...] | None
                 if d.isdigit() and int(d) < 64:
                     dscp[int(d)] = int(m.group(1))
     return trust, pfc, tuple(dscp) if trust == "dscp" else None
+
+
+def traffic_class(lines: list[str]) -> int | None:
+    """The global value of tc/1/traffic_class (the script prints the file's lines after `tclass`, tab-separated):
+    "Global tclass=106" from MLNX_OFED 4.4 on, a bare number in 4.2-4.3 (-1: unset). A per-destination rule
+    ("dst_ip=10.1.0.0/16,tclass=96") is not the global value; an empty file is unset."""
+    found = next((line.split("\t")[1:] for line in lines if line.split("\t", 1)[0] == "tclass"), [])
+    for text in (t.strip() for t in found):
+        if m := re.fullmatch(r"Global tclass=(\d+)", text):
+            return int(m.group(1))
+        if text.isdigit():
+            return int(text)
+    return None
 
 
 def parse_pause(lines: list[str]) -> tuple[bool | None, bool | None]:
@@ -138,8 +175,7 @@ def parse(output: str, name: str) -> HostObservation:
             netdevs[target] = HostNetdev(
                 target, f.get("operstate") == "up", speed / 1000 if speed and speed > 0 else None,
                 _int(f.get("mtu", "")),
-                ecn_np=frozenset(int(e[1]) for e in ecn if e[2:3] == ["1"]) if ecn else None,
-                ecn_rp=frozenset(int(e[1]) for e in ecn if e[3:4] == ["1"]) if ecn else None,
+                ecn_np=_enables(ecn, 2), ecn_rp=_enables(ecn, 3),
                 bond_slaves=tuple(f["slaves"].split()) if "slaves" in f else None,
                 bond_mii_up=(f["mii"] == "up") if "mii" in f else None)
         elif kind == "qos":
@@ -150,10 +186,15 @@ def parse(output: str, name: str) -> HostObservation:
             f = _fields(lines)
             gids = tuple((int(g[1]), g[2], g[4] if len(g) > 4 else "") for g in
                          (line.split("\t") for line in lines if line.startswith("gid\t")) if g[3] == "RoCE v2")
-            tclass = re.search(r"(\d+)\s*$", f.get("tclass", ""))
-            rdma[target] = RdmaDevice(target, f.get("state", ""), gids, int(tclass.group(1)) if tclass else None,
-                                      _int(f.get("tos", "")), f.get("fw", "").strip() or None,
-                                      f.get("board", "").strip() or None)
+            tos_text = f.get("tos", "").strip()
+            why = {}
+            if "tclass-absent" in lines:
+                why["traffic_class"] = NO_TC
+            if _int(tos_text) is None and tos_text:
+                why["cma_tos"] = NEEDS_ROOT if "must be root" in tos_text.lower() else f"cma_roce_tos: {tos_text}"
+            rdma[target] = RdmaDevice(target, f.get("state", ""), gids, traffic_class(lines),
+                                      _int(tos_text), f.get("fw", "").strip() or None,
+                                      f.get("board", "").strip() or None, why)
         elif kind == "modules":
             modules = None if lines[:1] == ["unreadable"] else \
                 frozenset(line.split("\t", 1)[1] for line in lines if line.startswith("loaded\t"))
