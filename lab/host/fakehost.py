@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import marshal
+import shutil
 import subprocess
 import sys
 import threading
@@ -83,7 +84,7 @@ def make_host(root: Path, netdevs: Sequence[str], roce_lag: Mapping[str, tuple[s
               rdma: Mapping[str, str] | None = None, mtu: int = 1500, max_mtu: int = 9978, up: bool = True,
               pause: tuple[bool, bool, bool] = (False, True, True), rings: tuple[int, int] = (1024, 1024),
               ring_max: int = 8192, trust: str = "pcp", ecn_enabled: bool = False, cnp_dscp: int = 48,
-              cnp_802p_prio: int = 6, speeds: Mapping[str, int] | None = None) -> Path:
+              cnp_802p_prio: int = 6, speeds: Mapping[str, int] | None = None, ofed: bool = True) -> Path:
     """A pristine host: ConnectX PF netdevs, each with its own RDMA device, no bonds, nothing in etc.
 
     Each netdev's RDMA device is present from boot under class/infiniband (GID index 3 is its IPv4 "RoCE v2" GID
@@ -95,6 +96,8 @@ def make_host(root: Path, netdevs: Sequence[str], roce_lag: Mapping[str, tuple[s
     autoneg off / rx on / tx on (mlx5 refuses autoneg), rings 1024/1024 of 8192, trust pcp, no PFC, CNP DSCP 48 /
     priority 6, rdma_cm ToS 0 and "RoCE v2"; DCQCN enable flags are 0 here (set ecn_enabled=True for firmware that
     enables DCQCN on every priority). Links come up at 400G unless `speeds` (netdev -> Mb/s) says otherwise.
+    `ofed=False` lays sysfs out as the inbox mlx5 driver does: no netdev `ecn/` folder and no RDMA device `tc/`
+    folder (both come with MLNX_OFED / DOCA-OFED only; tests/fixtures/devices/host/index.yaml).
     """
     roce_lag = roce_lag or {}
     rdma = rdma or {}
@@ -124,6 +127,9 @@ def make_host(root: Path, netdevs: Sequence[str], roce_lag: Mapping[str, tuple[s
                           ecn_enabled=ecn_enabled, cnp_dscp=cnp_dscp, cnp_802p_prio=cnp_802p_prio,
                           speed_mbps=speeds.get(name, 400000), device=hardware.sysfs_path(hw, hw["netdev_pci"][name]))
     host.commit()
+    if not ofed:
+        for folder in [*(root / "sys/class/net").glob("*/ecn"), *(root / "sys/class/infiniband").glob("*/tc")]:
+            shutil.rmtree(folder.resolve())
     return root
 
 

@@ -37,7 +37,7 @@ class LinuxHost:
     def __init__(self, sandbox: Path, hostname: str, netdevs: Sequence[str],
                  roce_lag: Mapping[str, tuple[str, str]], *, rdma: Mapping[str, str] | None = None,
                  speeds: Mapping[str, int] | None = None, username: str = "root", password: str = "lab",
-                 refuse_logins: bool = False) -> None:
+                 refuse_logins: bool = False, sudo: bool = True) -> None:
         self.sandbox = sandbox.resolve()
         self.sandbox.mkdir(parents=True)
         fakehost.make_host(self.sandbox, netdevs, roce_lag, rdma=rdma, speeds=speeds)
@@ -45,6 +45,7 @@ class LinuxHost:
         self.username = username
         self.password = password
         self.refuse_logins = refuse_logins  # fault: every login fails, as after a password change
+        self.sudo = sudo  # whether the login user may `sudo -n` (root always runs as root)
         self.reach = Reachability()
         self.delay_s = 0.0  # fault: every command answers this much later
         self.traffic = host_traffic.HostTraffic()  # its RDMA and NIC counters, in sysfs for commands that read them
@@ -65,18 +66,26 @@ class LinuxHost:
             time.sleep(self.delay_s)
         if self.reach.cut_before(command):
             raise Disconnect
+        root = username == "root"
+        if command.startswith("sudo -n "):  # what rocefab sends for an inventory's `sudo: true`
+            if not (root or self.sudo):
+                return 1, "", "sudo: a password is required\n"
+            command, root = command.removeprefix("sudo -n "), True
         if host_traffic.reads_counters(command):
             self.traffic.render(self.sandbox)
-        done = subprocess.run(["/bin/bash", "-c", command], cwd=self.sandbox, env=self.env(), stdin=subprocess.DEVNULL,
+        done = subprocess.run(["/bin/bash", "-c", command], cwd=self.sandbox, env=self.env(root=root),
+                              stdin=subprocess.DEVNULL,
                               capture_output=True, text=True, timeout=EXEC_TIMEOUT_S, check=False)
         fakehost.check_stubs()  # a failed stub server is the lab's error (exit 255), never a tool's output
         if self.reach.cut_after(command):
             raise Disconnect
         return done.returncode, done.stdout, done.stderr
 
-    def env(self) -> dict[str, str]:
+    def env(self, *, root: bool = True) -> dict[str, str]:
+        """The stubs refuse what the real tools refuse without root when ROCEFAB_LAB_UID is not 0."""
         return fakehost.host_env(self.sandbox, env={"HOME": str(self.sandbox), "HOSTNAME": self.hostname,
-                                                    "USER": self.username})
+                                                    "USER": "root" if root else self.username,
+                                                    "ROCEFAB_LAB_UID": "0" if root else "1000"})
 
     # -- faults a person makes on the host (lab/control.py), with the host's own tools ----------------------------
     def host_fault(self, kind: str, args: list[str]) -> str:
@@ -113,7 +122,7 @@ class LinuxHost:
             "peermem-unload": 'm="$ROCEFAB_PROC_ROOT/modules"; grep -v "^nvidia_peermem " "$m" > "$m.new" '
                               '&& mv "$m.new" "$m"',
         }[kind]
-        outcome = self.handle(command, self.username)
+        outcome = self.handle(command, "root")  # a person at the console, as root
         status, stderr = (outcome[0], outcome[2]) if isinstance(outcome, tuple) else (1, "no answer")
         if status != 0:
             raise ValueError(f"{self.hostname}: `{command}` failed: {stderr.strip()}")

@@ -4,6 +4,7 @@ real bash over SSH exec against the fake host, with real clients (paramiko, asyn
 from __future__ import annotations
 
 import asyncio
+import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -134,3 +135,55 @@ def test_netmiko_linux_shell(lab: Lab) -> None:
         assert str(conn.send_command("bash gpu001.roce.sh --check >/dev/null 2>&1; echo rc=$?")) == "rc=1"
     finally:
         conn.disconnect()
+
+
+def test_rdma_cm_tos_needs_root_and_sudo_reads_it(tmp_path: Path) -> None:
+    """Logged in as a user without root, verify's read of rdma_cm's ToS meets the tool's refusal ("You must be root
+    to run this", as mlnx-tools prints it) and reports it as a warning with the fix; through `sudo -n` (an
+    inventory's `sudo: true`) it reads the value; a user sudo refuses gets sudo's own error."""
+    from rocefab.deploy.verify.checks import Verdict, host_rows
+    from rocefab.platforms.host import observe
+
+    checked = check_file(ROOT / "intents" / "lab.yaml", "0.0.0-test")
+    assert checked.plan is not None
+    plan_host = next(h for h in checked.plan.hosts if h.name == "gpu001")
+    command = f"bash -c {shlex.quote(observe.script(['bond0', *PORTS], ['mlx5_bond_0']))}"
+    host = LinuxHost(tmp_path / "ops", "gpu001", PORTS, {"mlx5_bond_0": PORTS}, username="ops", sudo=False)
+    setup = host.root / "roce.sh"
+    setup.write_text(script(), encoding="utf-8")
+    assert host.handle(f"bash {setup}", "root")[0] == 0  # the host set up as apply would, as root
+    status, out, _ = host.handle(command, "ops")
+    assert status == 0
+    seen = observe.parse(out, "gpu001").rdma["mlx5_bond_0"]
+    assert seen.cma_tos is None and seen.why["cma_tos"] == observe.NEEDS_ROOT
+    row = next(r for r in host_rows(checked.plan, plan_host, observe.parse(out, "gpu001")) if r.check == "rdma-cm-tos")
+    assert row.verdict is Verdict.WARN and "sudo: true" in row.observed, row
+    assert host.handle(f"sudo -n {command}", "ops")[:3:2] == (1, "sudo: a password is required\n")
+    host.sudo = True
+    status, out, _ = host.handle(f"sudo -n {command}", "ops")
+    assert status == 0 and observe.parse(out, "gpu001").rdma["mlx5_bond_0"].cma_tos == checked.plan.qos.roce_tos
+
+
+def test_a_host_on_the_inbox_driver_is_read_without_ofed_folders(tmp_path: Path) -> None:
+    """The inbox mlx5 driver has no `ecn/` or `tc/` sysfs folders: trust, PFC and the DSCP map are still read
+    (mlnx_qos), and the DCQCN enables and the default traffic class are warnings that say where they live."""
+    from rocefab.deploy.verify.checks import Verdict, host_rows
+    from rocefab.lab.host import fakehost
+    from rocefab.platforms.host import observe
+
+    checked = check_file(ROOT / "intents" / "lab.yaml", "0.0.0-test")
+    assert checked.plan is not None
+    plan_host = next(h for h in checked.plan.hosts if h.name == "gpu001")
+    root = fakehost.make_host(tmp_path / "inbox", PORTS, {"mlx5_bond_0": PORTS}, ofed=False)
+    read = tmp_path / "read.sh"
+    read.write_text(observe.script(["bond0", *PORTS], ["mlx5_0", "mlx5_1"]), encoding="utf-8")
+    ran = fakehost.run_script(read, root)
+    seen = observe.parse(ran.stdout, "gpu001")
+    assert seen.netdevs[PORTS[0]].trust == "pcp" and seen.netdevs[PORTS[0]].pfc == (0,) * 8  # read, and wrong
+    assert seen.netdevs[PORTS[0]].ecn_np is None
+    rows = {(r.port, r.check): r for r in host_rows(checked.plan, plan_host, seen)}
+    assert rows[(PORTS[0], "nic-trust")].verdict is Verdict.FAIL  # judged, not "not reported"
+    dcqcn = [r for (port, check), r in rows.items() if port == PORTS[0] and check == "dcqcn"]
+    assert dcqcn and all(r.verdict is Verdict.WARN and "ROCE_CC_PRIO_MASK" in r.observed for r in dcqcn)
+    tclass = observe.parse(ran.stdout, "gpu001").rdma["mlx5_0"]
+    assert tclass.traffic_class is None and "MLNX_OFED only" in tclass.why["traffic_class"]

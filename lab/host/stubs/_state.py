@@ -385,6 +385,8 @@ def cma_tool(argv: list[str], letter: str, usage: str, change: object) -> dict[s
                 value = arg
         else:
             print(f"{tool}: illegal option -- {flag}", file=sys.stderr)
+    if os.environ.get("ROCEFAB_LAB_UID", "0") != "0":  # the fake host's login user (lab/host/linux_host.py)
+        raise Fail("You must be root to run this", 1, stdout=True)  # mlnx-tools 5.2 on; older: "you must ..."
     with Host.open(write=value is not None) as host:
         entry: dict[str, Any] | None = host.state["rdma_cm"].get(device)
         if entry is None or not os.path.isdir(join(host.ib, device)):
