@@ -7,6 +7,7 @@ can only drift from the devices by failing here, and never toward what rocefab's
 from __future__ import annotations
 
 import json
+import re
 import ssl
 from collections.abc import Iterator
 from pathlib import Path
@@ -151,4 +152,39 @@ def test_eos_emulator_answers_in_the_samples_shapes(eos_lab: tuple[FabricPlan, P
             allowed = samples_shape("eos", EOS[template])
             drift += [f"{sw.name}: {template}: {path}" for path in sorted(beyond(printed, allowed))
                       if path not in ALLOWED]
+    assert not drift, "\n".join(drift)
+
+
+# Hosts: the fake host's tools print text; each line, with its numbers as N, must be a line some sample of that
+# tool prints (tests/fixtures/devices/host), in any mlnx-tools era the samples cover.
+HOST_TOOLS = {
+    ("mlnx_qos", "-i", "{port}"): "mlnx_qos",
+    ("ethtool", "-a", "{port}"): "ethtool_a",
+    ("ethtool", "-S", "{port}"): "ethtool_s",
+    ("cma_roce_tos", "-d", "{rdma}", "-p", "1"): "cma_roce_tos",
+}
+HOST_ALLOWED = {
+    "     rx_packets_phy: N": "mlx5's physical-port counter (Linux Documentation/networking/device_drivers/ethernet/"
+                              "mellanox/mlx5/counters.rst); the ethtool -S sample is trimmed to pause counters",
+    "     tx_packets_phy: N": "as rx_packets_phy",
+}
+
+
+def _lines(text: str) -> set[str]:
+    return {re.sub(r"\d+", "N", line.rstrip()) for line in text.splitlines()}
+
+
+@pytest.mark.parametrize("trust", ["pcp", "dscp"])
+def test_host_tools_print_the_samples_lines(trust: str, tmp_path: Path) -> None:
+    from rocefab.lab.host import fakehost
+
+    root = fakehost.make_host(tmp_path / "host", ["ens1f0np0"], trust=trust)
+    fakehost.stub(root, "mlnx_qos", "-i", "ens1f0np0", "--pfc", "0,0,0,1,0,0,0,0")  # a PFC priority: its counters
+    drift = []
+    for argv, stem in HOST_TOOLS.items():
+        printed = fakehost.stub(root, *(a.format(port="ens1f0np0", rdma="mlx5_0") for a in argv)).stdout
+        known = set().union(*(_lines(load("host", e["file"])) for e in entries("host", "")
+                              if stem in e["file"]))
+        drift += [f"{' '.join(argv)}: {line!r}" for line in sorted(_lines(printed) - known)
+                  if line not in HOST_ALLOWED]
     assert not drift, "\n".join(drift)
