@@ -121,6 +121,17 @@ def _watchdog(p: _Port, lossless: int) -> None:
     p.add(check, expected, f"{fired:,} (stormed {total:,} times in all)", Verdict.PASS if fired == 0 else Verdict.FAIL)
 
 
+def _share(p: _Port, check: str, expected: str, part: tuple[str, int | None], whole: tuple[str, int | None],
+           limit: float, over: Verdict, places: int) -> None:
+    """`part` as a share of `whole` (each a field name and its growth over the window) against `limit`."""
+    (part_field, counted), (whole_field, total) = part, whole
+    if counted is None or total is None:
+        p.unreported(check, expected, part_field if counted is None else whole_field)
+        return
+    share = counted / total if total > 0 else (0.0 if counted == 0 else 1.0)
+    p.add(check, expected, f"{share:.{places}%} ({counted:,} of {total:,})", Verdict.PASS if share <= limit else over)
+
+
 def _ecn(p: _Port, lossless: int) -> None:
     check, expected = "ecn-marking", f"<= {ECN_MARK_WARN:.0%} of packets sent marked on queue {lossless}"
     try:
@@ -129,12 +140,7 @@ def _ecn(p: _Port, lossless: int) -> None:
     except _Backwards as exc:
         p.went_back(check, expected, exc)
         return
-    if marked is None or sent is None:
-        p.unreported(check, expected, "ecn_marked" if marked is None else "out_packets")
-        return
-    share = marked / sent if sent > 0 else (0.0 if marked == 0 else 1.0)
-    p.add(check, expected, f"{share:.3%} ({marked:,} of {sent:,})",
-          Verdict.PASS if share <= ECN_MARK_WARN else Verdict.WARN)
+    _share(p, check, expected, ("ecn_marked", marked), ("out_packets", sent), ECN_MARK_WARN, Verdict.WARN, 3)
 
 
 def _errors(p: _Port) -> None:
@@ -145,12 +151,7 @@ def _errors(p: _Port) -> None:
     except _Backwards as exc:
         p.went_back(check, expected, exc)
         return
-    if packets is None or errors is None:
-        p.unreported(check, expected, "in_packets" if packets is None else "in_errors")
-        return
-    share = errors / packets if packets > 0 else (0.0 if errors == 0 else 1.0)
-    p.add(check, expected, f"{share:.4%} ({errors:,} of {packets:,})",
-          Verdict.PASS if share <= ERROR_RATE_LIMIT else Verdict.FAIL)
+    _share(p, check, expected, ("in_errors", errors), ("in_packets", packets), ERROR_RATE_LIMIT, Verdict.FAIL, 4)
 
 
 def port_rows(plan: FabricPlan, sw: Switch, port: str, a: PortCounters, b: PortCounters, lossless: int,

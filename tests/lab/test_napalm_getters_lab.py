@@ -6,33 +6,17 @@ devices is then also what the library operators use believes."""
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from napalm import get_network_driver
-from verifylab import pushed_lab
+from verifylab import napalm_driver, pushed_lab
 
-from rocefab.deploy.inventory import PasswordSource, load_inventory
 from rocefab.renderers.pipeline import check_file
-from rocefab.renderers.plan import FabricPlan, Switch
+from rocefab.renderers.plan import FabricPlan
 
 ROOT = Path(__file__).resolve().parents[2]
 INTENTS = {"eos": ROOT / "intents" / "lab.yaml", "nxos": ROOT / "tests" / "lab" / "intents" / "mixed.yaml"}
-
-
-def driver(inventory: Path, sw: Switch) -> Any:
-    a = load_inventory(inventory).access(sw.name, sw.platform, PasswordSource(False))
-    if sw.platform == "eos":
-        context = ssl.create_default_context(cafile=str(a.ca_file)) if a.verify_tls else None
-        optional: dict[str, Any] = {"transport": a.scheme, "port": a.port, "context": context}
-    else:
-        optional = {"transport": a.scheme, "port": a.port,
-                    "ssl_verify": str(a.ca_file) if a.verify_tls and a.ca_file else a.verify_tls}
-    return get_network_driver(sw.platform)(a.host, a.username, a.password.reveal(), timeout=a.timeout_s,
-                                           optional_args=optional)
 
 
 @pytest.fixture(scope="module", params=sorted(INTENTS))
@@ -50,8 +34,7 @@ def test_napalm_getters_return_the_plan(fabric: tuple[str, FabricPlan, Path], su
     hosts = {h.name for h in plan.hosts}
     for sw in (s for s in plan.switches if s.platform == platform):
         with subtests.test(msg=sw.name):
-            device = driver(inventory, sw)
-            device.open()
+            device = napalm_driver(inventory, sw)
             try:
                 facts = device.get_facts()
                 # NX-OS names the chassis ("Nexus9000 C9364D-GX2A Chassis"), EOS the product (DCS-...)

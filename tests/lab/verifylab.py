@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import ssl
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -11,7 +12,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from napalm import get_network_driver
+
+from rocefab.deploy.inventory import PasswordSource, load_inventory
 from rocefab.lab import control
+from rocefab.renderers.plan import Switch
 
 
 def rocefab(*args: str | Path) -> subprocess.CompletedProcess[str]:
@@ -30,6 +35,17 @@ def pushed_lab(intent: Path, folder: Path) -> Iterator[Path]:
         yield folder
     finally:
         rocefab("lab", "down", "--dir", folder)
+
+
+def napalm_driver(inventory: Path, sw: Switch) -> Any:
+    """An open NAPALM driver for the switch, as the lab's inventory reaches it (its CA pinned)."""
+    a = load_inventory(inventory).access(sw.name, sw.platform, PasswordSource(False))
+    tls: dict[str, Any] = {"ssl_verify": str(a.ca_file) if a.ca_file else False} if sw.platform == "nxos" else \
+        {"context": ssl.create_default_context(cafile=str(a.ca_file)) if a.ca_file else None}
+    device = get_network_driver(sw.platform)(a.host, a.username, a.password.reveal(), timeout=a.timeout_s,
+                                             optional_args={"transport": a.scheme, "port": a.port, **tls})
+    device.open()
+    return device
 
 
 def fault(lab: Path, device: str, kind: str, *args: str) -> None:
