@@ -14,10 +14,12 @@ from corpus import EVIDENCE, FIXTURES, counters_set, drifts, index, load, platfo
 from rocefab.deploy.verify.checks import Verdict
 from rocefab.deploy.verify.counter_checks import port_rows
 from rocefab.deploy.verify.doctor import diagnose
-from rocefab.deploy.verify.observation import PortCounters
+from rocefab.deploy.verify.observation import PortCounters, asn
 from rocefab.platforms.eos import counters as eos_counters
+from rocefab.platforms.eos import observe as eos_observe
 from rocefab.platforms.host import observe as host_observe
 from rocefab.platforms.nxos import counters as nxos_counters
+from rocefab.platforms.nxos import observe as nxos_observe
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.plan import FabricPlan, Switch
 
@@ -320,3 +322,32 @@ def test_rdma_cm_tos_from_the_samples(file: str, tos: int | None, why: str | Non
     seen = host_observe.parse(output, "gpu001").rdma["mlx5_0"]
     assert seen.cma_tos == tos
     assert (why is None) == ("cma_tos" not in seen.why) and (why is None or why in seen.why["cma_tos"])
+
+
+# -- BGP, routes: the parts of the readers the counters do not cover -------------------------------------------------
+def test_asn_in_asplain_and_asdot() -> None:
+    assert [asn(x) for x in ("65001", "4200000001", "65001.1028", "8.1201", 65000)] == \
+        [65001, 4200000001, 65001 * 65536 + 1028, 8 * 65536 + 1201, 65000]
+    assert [asn(x) for x in ("", None, "65536.1", "1.65536", "4294967296", "AS65001", "-1")] == [None] * 7
+
+
+def test_eos_bgp_unnumbered_asdot_peers_from_the_capture() -> None:
+    """NAPALM issue 1759's capture: unnumbered peers keyed `fe80::...%Et3` with asdot ASNs."""
+    sessions = eos_observe.bgp(load("eos", "napalm-units/show_ip_bgp_summary_vrf_all_unnumbered.json"))
+    assert sessions and all(s.interface and s.interface.startswith("Ethernet") and s.address is None
+                            and s.remote_asn is not None and s.established for s in sessions)
+    assert any(s.interface == "Ethernet3" and s.remote_asn == 65001 * 65536 + 1028 for s in sessions)
+
+
+def test_nxos_bgp_from_the_captures() -> None:
+    plain = nxos_observe.bgp(load("nxos", "release-unknown/show_bgp_all_summary_vrf_all_json.json"))
+    dotted = nxos_observe.bgp(load("nxos", "release-unknown/show_bgp_all_summary_vrf_all_asdot_json.json"))
+    assert plain and all(s.remote_asn is not None for s in plain)
+    assert dotted and all(s.remote_asn is not None for s in dotted)
+    assert {s.address for s in plain} == {s.address for s in dotted}
+
+
+def test_eos_route_with_two_equal_cost_vias_from_the_capture() -> None:
+    shown = load("eos", "napalm-units/show_ip_route_vrf_default_1_0_4_0_24_bgp_detail.json")
+    hops = eos_observe.route(shown, "1.0.4.0/24")
+    assert len(hops) == 2 and all(h.address and h.interface and h.interface.startswith("Ethernet") for h in hops)

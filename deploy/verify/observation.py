@@ -11,6 +11,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 
+def asn(text: object) -> int | None:
+    """An AS number as devices print it: asplain ("4200000001") or asdot ("65001.1028" = 65001 x 65536 + 1028, as
+    EOS and NX-OS print 4-byte ASNs when configured so); anything else is not reported."""
+    word = str(text if text is not None else "").strip()
+    high, dot, low = word.partition(".")
+    if dot:
+        return int(high) * 65536 + int(low) if high.isdigit() and low.isdigit() and int(high) < 65536 \
+            and int(low) < 65536 else None
+    return int(word) if word.isdigit() and int(word) < 2**32 else None
+
+
 @dataclass(frozen=True, slots=True)
 class Interface:
     name: str

@@ -31,6 +31,9 @@ from rocefab.deploy.verify.observation import (
     SwitchObservation,
     SwitchQos,
 )
+from rocefab.deploy.verify.observation import (
+    asn as asn_number,
+)
 
 ROCE_LOSSLESS_PRIORITY = 3  # what `qos roce mode lossless` makes no-drop without a PFC profile of its own
 Tree = dict[str, Any]
@@ -80,7 +83,7 @@ def bgp(shown: Tree) -> tuple[BgpSession, ...]:
         remote = entry.get("remote-as")
         unnumbered = entry.get("type") == "unnumbered" or str(key).startswith("swp")
         sessions.append(BgpSession(key if unnumbered else None, None if unnumbered else key,
-                                   int(str(remote)) if str(remote).isdigit() else None,
+                                   asn_number(remote),
                                    str(entry.get("state", "unknown"))))
     return tuple(sessions)
 

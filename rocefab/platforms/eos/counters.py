@@ -12,9 +12,11 @@ evidence levels in its index.yaml):
   one dropped, so the lossless class is charged with all of them: never a drop hidden);
 - `show qos interfaces ecn counters queue`: `intfQueueCounters` -> PORT -> `queueCounters` -> queue -> marks, or
   "-" where the queue does not mark (not reported, not 0). EOS sends queue q's traffic class q.
-Per-priority PFC frames and PFC watchdog events are not read: no captured or documented eAPI answer for them was
-found (the index lists them as unsourced). The pause check uses the totals, and the watchdog check reports
-"not reported" rather than guess.
+Per-priority PFC frames and PFC watchdog events are not read. No captured answer to `show priority-flow-control
+counters detail` or `... counters watchdog` was found, only shapes reconstructed from another project's reader
+(tests/fixtures/devices/eos/taac-fields), and by that reader's account EOS lists a port under `watchdog` only after
+its first event: an absent port would have to read as no events, which nothing can tell from a port key EOS
+renamed. So the pause check uses the totals, and the watchdog check says "not reported" rather than pass.
 """
 
 from __future__ import annotations
@@ -30,9 +32,9 @@ INTERFACES, PFC, QUEUES, ECN = ("show interfaces", "show priority-flow-control c
 COMMANDS = (INTERFACES, PFC, QUEUES, ECN)
 SOURCES = {"in_packets": INTERFACES, "out_packets": INTERFACES, "in_errors": INTERFACES, "pfc_rx": PFC,
            "pfc_tx": PFC, "queue_drops": QUEUES, "ecn_marked": ECN,
-           "pfc_rx_priority": "per-priority PFC frames (no eAPI source found)",
-           "pfc_tx_priority": "per-priority PFC frames (no eAPI source found)",
-           "watchdog_storms": "PFC watchdog events (no eAPI source found)"}
+           "pfc_rx_priority": "show priority-flow-control counters detail (not read: no captured answer)",
+           "pfc_tx_priority": "show priority-flow-control counters detail (not read: no captured answer)",
+           "watchdog_storms": "show priority-flow-control counters watchdog (not read: no captured answer)"}
 _IN = ("inUcastPkts", "inMulticastPkts", "inBroadcastPkts")
 _OUT = ("outUcastPkts", "outMulticastPkts", "outBroadcastPkts")
 

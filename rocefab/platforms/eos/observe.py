@@ -23,6 +23,9 @@ from rocefab.deploy.verify.observation import (
     SwitchObservation,
     SwitchQos,
 )
+from rocefab.deploy.verify.observation import (
+    asn as asn_number,
+)
 from rocefab.renderers.configtext import ConfigNode, parse_indented
 
 COMMANDS = ("show ip bgp summary vrf all", "show mlag")
@@ -45,7 +48,7 @@ def bgp(summary: dict[str, Any]) -> tuple[BgpSession, ...]:
         address, _, interface = str(key).partition("%")
         asn = str(peer.get("asn", ""))
         sessions.append(BgpSession(long_name(interface) if interface else None, None if interface else address,
-                                   int(asn) if asn.isdigit() else None, str(peer.get("peerState", "unknown"))))
+                                   asn_number(asn), str(peer.get("peerState", "unknown"))))
     return tuple(sessions)
 
 

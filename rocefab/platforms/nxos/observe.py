@@ -26,6 +26,9 @@ from rocefab.deploy.verify.observation import (
     SwitchObservation,
     SwitchQos,
 )
+from rocefab.deploy.verify.observation import (
+    asn as asn_number,
+)
 from rocefab.renderers.configtext import ConfigNode, parse_indented
 
 BGP = "show ip bgp summary vrf default | json"
@@ -60,7 +63,7 @@ def bgp(summary: dict[str, Any]) -> tuple[BgpSession, ...]:
                     key, asn = str(n.get("neighborid", "")), str(n.get("neighboras", ""))
                     interface = key if key.startswith("Ethernet") else None
                     sessions.append(BgpSession(interface, None if interface else key,
-                                               int(asn) if asn.isdigit() else None, str(n.get("state", "unknown"))))
+                                               asn_number(asn), str(n.get("state", "unknown"))))
     return tuple(sessions)
 
 
