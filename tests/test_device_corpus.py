@@ -15,6 +15,7 @@ from rocefab.deploy.verify.checks import Verdict
 from rocefab.deploy.verify.counter_checks import port_rows
 from rocefab.deploy.verify.doctor import diagnose
 from rocefab.deploy.verify.observation import PortCounters, asn
+from rocefab.platforms.cumulus import counters as cumulus_counters
 from rocefab.platforms.eos import counters as eos_counters
 from rocefab.platforms.eos import observe as eos_observe
 from rocefab.platforms.host import observe as host_observe
@@ -351,3 +352,25 @@ def test_eos_route_with_two_equal_cost_vias_from_the_capture() -> None:
     shown = load("eos", "napalm-units/show_ip_route_vrf_default_1_0_4_0_24_bgp_detail.json")
     hops = eos_observe.route(shown, "1.0.4.0/24")
     assert len(hops) == 2 and all(h.address and h.interface and h.interface.startswith("Ethernet") for h in hops)
+
+
+# -- Cumulus: no sample yet (cumulus/index.yaml); the reader's assumed shape, drifted ----------------------------------
+CUMULUS_ASSUMED = (  # the shape the reader assumes, NOT evidence: it proves only that drift cannot pass
+    {"in-pkts": 7, "in-errors": 7, "out-pkts": 7},
+    {"pfc-stats": {"switch-priority": {str(p): {"rx-pause-frames": 7, "tx-pause-frames": 7} for p in range(8)}},
+     "egress-queue-stats": {"traffic-class": {str(t): {"tx-uc-buffer-discards": 7, "ecn-marked-packets": 7}
+                                              for t in range(8)}}},
+    {"switch-priority": {str(p): {"deadlock-count": 7} for p in range(8)}},
+)
+
+
+def test_no_drift_of_the_cumulus_readers_assumed_shape_passes(tmp_path: Path) -> None:
+    plan = plan_with_roce_priority(3, tmp_path)
+
+    def read(answers: Sequence[Any]) -> Mapping[str, PortCounters]:
+        return {"swp1": cumulus_counters.port(*answers)}
+
+    tried = no_drift_passes(plan, leaf(plan, "cumulus"), 3, read, list(CUMULUS_ASSUMED),
+                            {"pfc-pause-rate", "lossless-drops", "pfc-watchdog-events", "input-error-rate"},
+                            frozenset())
+    assert tried > 50

@@ -8,8 +8,10 @@ Per port, NVUE's own show commands as JSON:
   `ecn-marked-packets`;
 - `nv show interface PORT qos pfc-watchdog status -o json`: `switch-priority` -> P -> `deadlock-count`, the times
   the watchdog found the queue deadlocked and shut it.
-Unconfirmed against a 5.14 switch: the nesting and key names of the last two (taken from the NVUE QoS counter
-tables as the guide prints them in text, hyphenated as NVUE's JSON keys are); the first is as documented.
+Unconfirmed: no `-o json` answer of these commands could be sourced (tests/fixtures/devices/cumulus/index.yaml
+lists them as unsourced); the key names follow NVUE's counter tables as the user guide prints them in text,
+hyphenated as NVUE's JSON keys are. So every value is None unless the answer has exactly this shape: a release
+that names them otherwise reads "not reported", never 0.
 """
 
 from __future__ import annotations
@@ -27,26 +29,53 @@ def commands(port: str) -> tuple[tuple[str, ...], ...]:
             ("show", "interface", port, "qos", "pfc-watchdog", "status", "-o", "json"))
 
 
-def _int(value: object) -> int:
-    return int(str(value)) if str(value).isdigit() else 0
+_GENERAL, _QOS = "nv show interface PORT counters", "nv show interface PORT counters qos"
+SOURCES = {**dict.fromkeys(("in_packets", "in_errors", "out_packets"), _GENERAL),
+           **dict.fromkeys(("pfc_rx", "pfc_tx", "pfc_rx_priority", "pfc_tx_priority", "queue_drops", "ecn_marked"),
+                           _QOS),
+           "watchdog_storms": "nv show interface PORT qos pfc-watchdog status"}
 
 
-def _per(tree: Any, key: str, field: str) -> dict[int, int]:
-    found = (tree or {}).get(key) or {} if isinstance(tree, dict) else {}
-    return {int(k): _int(v.get(field)) for k, v in found.items() if str(k).isdigit() and isinstance(v, dict)}
+def _count(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    return int(value) if isinstance(value, str) and value.isdigit() else None
+
+
+def _per(tree: Any, key: str, field: str) -> dict[int, int] | None:
+    """Per priority or class, `field` of each entry under `key`; None without the table, and an entry whose field
+    is missing or no count is left out (not reported)."""
+    found = tree.get(key) if isinstance(tree, dict) else None
+    if not isinstance(found, dict):
+        return None
+    return {int(k): n for k, v in found.items()
+            if str(k).isdigit() and isinstance(v, dict) and (n := _count(v.get(field))) is not None}
+
+
+def _total(per: dict[int, int] | None) -> int | None:
+    return None if not per else sum(per.values())
 
 
 def port(general: Mapping[str, Any], qos: Mapping[str, Any], watchdog: Mapping[str, Any]) -> PortCounters:
-    pfc = qos.get("pfc-stats") or {}
-    egress = qos.get("egress-queue-stats") or {}
+    pfc, egress = qos.get("pfc-stats"), qos.get("egress-queue-stats")
     rx = _per(pfc, "switch-priority", "rx-pause-frames")
     tx = _per(pfc, "switch-priority", "tx-pause-frames")
-    return PortCounters(_int(general.get("in-pkts")), _int(general.get("in-errors")), sum(rx.values()),
-                        sum(tx.values()), _per(egress, "traffic-class", "tx-uc-buffer-discards"), rx, tx,
+    return PortCounters(_count(general.get("in-pkts")), _count(general.get("in-errors")), _total(rx), _total(tx),
+                        _per(egress, "traffic-class", "tx-uc-buffer-discards"), rx, tx,
                         _per(watchdog, "switch-priority", "deadlock-count"),
-                        _per(egress, "traffic-class", "ecn-marked-packets"), _int(general.get("out-pkts")))
+                        _per(egress, "traffic-class", "ecn-marked-packets"), _count(general.get("out-pkts")), SOURCES)
+
+
+def _tree(text: str) -> dict[str, Any]:
+    try:
+        found = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 def parse(shown: Mapping[str, tuple[str, str, str]]) -> dict[str, PortCounters]:
     """From the text of the three commands per port."""
-    return {name: port(*(json.loads(text or "{}") for text in texts)) for name, texts in shown.items()}
+    return {name: port(*(_tree(text) for text in texts)) for name, texts in shown.items()}
