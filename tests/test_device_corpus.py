@@ -4,6 +4,7 @@ count, a table emptied, a one-row table printed the other way) turns a faulted d
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -354,23 +355,66 @@ def test_eos_route_with_two_equal_cost_vias_from_the_capture() -> None:
     assert len(hops) == 2 and all(h.address and h.interface and h.interface.startswith("Ethernet") for h in hops)
 
 
-# -- Cumulus: no sample yet (cumulus/index.yaml); the reader's assumed shape, drifted ----------------------------------
-CUMULUS_ASSUMED = (  # the shape the reader assumes, NOT evidence: it proves only that drift cannot pass
-    {"in-pkts": 7, "in-errors": 7, "out-pkts": 7},
-    {"pfc-stats": {"switch-priority": {str(p): {"rx-pause-frames": 7, "tx-pause-frames": 7} for p in range(8)}},
-     "egress-queue-stats": {"traffic-class": {str(t): {"tx-uc-buffer-discards": 7, "ecn-marked-packets": 7}
-                                              for t in range(8)}}},
-    {"switch-priority": {str(p): {"deadlock-count": 7} for p in range(8)}},
-)
+# -- Cumulus (NVUE JSON: link stats as NVIDIA prints it, the QoS and watchdog views rebuilt from its tables) ---------
+CUMULUS_FILES = ("5.14/nv_show_interface_swp1_link_stats_o_json.json",
+                 "5.16/nv_show_interface_swp1_counters_qos_o_json.json",
+                 "5.16/nv_show_interface_swp1_qos_pfc_watchdog_status_o_json.json")
+CUMULUS_ECN = "release-unknown/nv_show_interface_swp37s0_counters_qos_o_json.json"
 
 
-def test_no_drift_of_the_cumulus_readers_assumed_shape_passes(tmp_path: Path) -> None:
+def cumulus_answers(qos: str = CUMULUS_FILES[1]) -> list[Any]:
+    return [load("cumulus", f) for f in (CUMULUS_FILES[0], qos, CUMULUS_FILES[2])]
+
+
+def cumulus_reader(answers: Sequence[Any]) -> Mapping[str, PortCounters]:
+    return {"swp1": cumulus_counters.port(*answers)}
+
+
+def test_cumulus_counters_from_the_samples() -> None:
+    c = cumulus_counters.port(*cumulus_answers())
+    assert (c.in_packets, c.in_errors, c.out_packets) == (2321737, 0, 3536629)  # link stats, NVIDIA's example
+    assert (c.pfc_rx, c.pfc_tx) == (0, 0) and c.pfc_rx_priority == dict.fromkeys(range(8), 0)  # per switch priority
+    assert c.queue_drops == dict.fromkeys(range(8), 0)  # tx-uc-buffer-discards per traffic class
+    assert c.ecn_marked is None  # NVIDIA's table counts ECN marks per port only: not the RoCE queue's, not 0
+    assert c.watchdog_storms == {0: 0, 1: 3, 2: 2, 3: 0, 4: 0, 5: 0, 6: 0, 7: 3}  # per traffic class
+    marked = cumulus_counters.port(*cumulus_answers(CUMULUS_ECN))
+    assert marked.ecn_marked == dict.fromkeys(range(8), 0)  # ecn-marked-frames per class, as the SN5600 collector
+    assert marked.pfc_rx is None  # that answer has no pfc-stats: not reported
+
+
+def test_a_refused_cumulus_view_reads_not_reported() -> None:
+    """A release without the watchdog view (before 5.6) or `counters qos` (before 5.5): the session passes ""."""
+    c = cumulus_counters.parse({"swp1": (json.dumps(load("cumulus", CUMULUS_FILES[0])), "", "")})["swp1"]
+    assert c.in_packets == 2321737
+    assert (c.pfc_rx, c.queue_drops, c.watchdog_storms, c.ecn_marked) == (None, None, None, None)
+
+
+@pytest.mark.parametrize("qos", [CUMULUS_FILES[1], CUMULUS_ECN])
+def test_no_drift_of_the_cumulus_samples_passes(qos: str, tmp_path: Path) -> None:
     plan = plan_with_roce_priority(3, tmp_path)
+    feeds = {"lossless-drops", "pfc-watchdog-events", "input-error-rate"} | \
+        ({"pfc-pause-rate"} if qos == CUMULUS_FILES[1] else set())
+    tried = no_drift_passes(plan, leaf(plan, "cumulus"), 3, cumulus_reader, cumulus_answers(qos), feeds, frozenset())
+    assert tried > 50, tried
 
-    def read(answers: Sequence[Any]) -> Mapping[str, PortCounters]:
-        return {"swp1": cumulus_counters.port(*answers)}
 
-    tried = no_drift_passes(plan, leaf(plan, "cumulus"), 3, read, list(CUMULUS_ASSUMED),
-                            {"pfc-pause-rate", "lossless-drops", "pfc-watchdog-events", "input-error-rate"},
-                            frozenset())
-    assert tried > 50
+def test_a_sick_cumulus_port_in_nvues_shape_fails_and_doctor_names_each_cause(tmp_path: Path) -> None:
+    """swp1 pausing on switch priority 3, dropping on traffic class 3 and its watchdog finding that queue
+    deadlocked twice in the window: each check fails and doctor names the cause."""
+    plan = plan_with_roce_priority(3, tmp_path)
+    before = [counters_set(x, 0) for x in cumulus_answers()]
+    after = counters_set(before, 0)
+    after[0]["in-pkts"] = 10**6
+    after[1]["pfc-stats"]["3"]["rx-pause-frames"] = 2_000_000
+    after[1]["egress-queue-stats"]["3"]["tx-uc-buffer-discards"] = 5000
+    after[1]["egress-queue-stats"]["0"]["tx-uc-buffer-discards"] = 9000  # a lossy class: not judged
+    after[2]["3"]["deadlock-count"] = 2
+    a, b = cumulus_reader(before)["swp1"], cumulus_reader(after)["swp1"]
+    rows = port_rows(plan, leaf(plan, "cumulus"), "swp1", a, b, 3, 1.0)
+    judged = {r.check: r for r in rows}
+    for check in ("pfc-pause-rate", "lossless-drops", "pfc-watchdog-events"):
+        assert judged[check].verdict is Verdict.FAIL, judged[check]
+    assert judged["lossless-drops"].observed == "5,000"
+    assert judged["ecn-marking"].verdict is Verdict.WARN and "not reported" in judged["ecn-marking"].observed
+    found = {(d.code, d.port) for d in diagnose(plan, rows, "pod.yaml", "inventory.yaml")}
+    assert {("pause-storm", "swp1"), ("lossless-drops", "swp1"), ("watchdog-firing", "swp1")} <= found, found

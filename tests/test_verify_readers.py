@@ -15,7 +15,6 @@ from rocefab.deploy.verify.doctor_fabric import tier_too_thin
 from rocefab.deploy.verify.ecmp import ecmp_rows, planned_routes
 from rocefab.deploy.verify.observation import Interface, Neighbor, NextHop, SwitchObservation, SwitchQos
 from rocefab.platforms import unit
-from rocefab.platforms.cumulus import counters as cumulus_counters
 from rocefab.platforms.cumulus import observe as cumulus
 from rocefab.platforms.eos import observe as eos
 from rocefab.platforms.host import observe as host
@@ -184,17 +183,6 @@ def test_ecmp_rows_count_paths_and_name_the_missing_ports() -> None:
     # no route at all: every planned next hop is missing
     gone = next(r for r in ecmp_rows(PLAN, sw, {**routes, remote.prefix: ()}) if r.port == remote.prefix)
     assert gone.failed and gone.observed.startswith("0 paths") and all(p in gone.observed for p, _ in remote.via)
-
-
-def test_cumulus_counter_reader() -> None:
-    # NVUE: `nv show interface swp1 counters`, `... counters qos`, `... qos pfc-watchdog status` (-o json)
-    port = cumulus_counters.port(
-        {"in-pkts": 500, "in-errors": 1, "out-pkts": 800},
-        {"pfc-stats": {"switch-priority": {"3": {"rx-pause-frames": 12, "tx-pause-frames": 4}}},
-         "egress-queue-stats": {"traffic-class": {"3": {"tx-uc-buffer-discards": 6, "ecn-marked-packets": 8}}}},
-        {"switch-priority": {"3": {"deadlock-count": 1}}})
-    assert (port.in_packets, port.in_errors, port.out_packets, port.pfc_rx, port.pfc_tx) == (500, 1, 800, 12, 4)
-    assert port.queue_drops == {3: 6} and port.ecn_marked == {3: 8} and port.watchdog_storms == {3: 1}
 
 
 def test_tier_too_thin_from_an_oversubscribed_plan(tmp_path: Path) -> None:

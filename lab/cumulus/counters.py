@@ -1,5 +1,6 @@
-"""An emulated Cumulus switch's counters, from the lab's counters model (lab/counters.py) through the wiring: the
-NVUE JSON rocefab/platforms/cumulus/counters.py reads (see there which shapes are documented and which are not)."""
+"""An emulated Cumulus switch's counters, from the lab's counters model (lab/counters.py) through the wiring, in the
+shapes of the Cumulus corpus (tests/fixtures/devices/cumulus: `link stats` as NVIDIA prints it, the QoS and
+watchdog views as reconstructed there from NVIDIA's tables)."""
 
 from __future__ import annotations
 
@@ -30,16 +31,27 @@ def general(dev: CumulusDevice, port: str) -> dict[str, Any]:
 
 def qos(dev: CumulusDevice, port: str) -> dict[str, Any]:
     c, lossless = _read(dev, port), _lossless(dev)
-    pfc = {str(p): {"rx-pause-frames": c.pfc_rx if c and p == lossless else 0,
-                    "tx-pause-frames": c.pfc_tx if c and p == lossless else 0,
-                    "rx-pause-duration": 0, "tx-pause-duration": 0} for p in range(8)}
-    egress = {str(tc): {"tx-frames": c.out_packets if c and tc == lossless else 0,
-                        "tx-uc-buffer-discards": c.lossless_drops if c and tc == lossless else 0,
-                        "ecn-marked-packets": c.ecn_marked if c and tc == lossless else 0} for tc in range(8)}
-    return {"pfc-stats": {"switch-priority": pfc}, "egress-queue-stats": {"traffic-class": egress}}
+
+    def on(value: int) -> bool:
+        return value == lossless
+
+    pfc = {str(p): {"rx-pause-duration": 0, "rx-pause-frames": c.pfc_rx if c and on(p) else 0,
+                    "tx-pause-duration": 0, "tx-pause-frames": c.pfc_tx if c and on(p) else 0} for p in range(8)}
+    egress = {str(tc): {"ecn-marked-frames": c.ecn_marked if c and on(tc) else 0, "tx-bytes": 0,
+                        "tx-frames": c.out_packets if c and on(tc) else 0,
+                        "tx-uc-buffer-discards": c.lossless_drops if c and on(tc) else 0, "wred-discards": 0}
+              for tc in range(8)}
+    ingress = {str(pg): {"rx-buffer-discards": 0, "rx-frames": 0, "rx-shared-buffer-discards": 0} for pg in range(8)}
+    marked = c.ecn_marked if c else 0
+    paused = (c.pfc_rx, c.pfc_tx) if c else (0, 0)
+    return {"egress-queue-stats": egress, "ingress-buffer-stats": ingress, "pfc-stats": pfc,
+            "port-stats": {"rx-stats": {"pause-frames": paused[0]},
+                           "tx-stats": {"ecn-marked-packets": marked, "mc-buffer-discards": 0,
+                                        "pause-frames": paused[1]}}}
 
 
 def watchdog(dev: CumulusDevice, port: str) -> dict[str, Any]:
     c, lossless = _read(dev, port), _lossless(dev)
-    return {"switch-priority": {str(lossless): {"deadlock-count": c.watchdog_storms if c else 0,
-                                                "status": "deadlock" if c and c.watchdog_storms else "ok"}}}
+    storms = c.watchdog_storms if c else 0
+    return {str(tc): {"deadlock-count": storms if tc == lossless else 0,
+                      "status": "DEADLOCK" if tc == lossless and storms else "OK"} for tc in range(8)}

@@ -203,7 +203,7 @@ class CumulusDevice(NvueRevisions):
                 opts, rest = _options(words[2:])
                 if not rest:
                     return 0, _dump(cumulus_state.show_interface(self), opts.get("-o", "json")), ""
-                shown = {("counters",): cumulus_counters.general, ("counters", "qos"): cumulus_counters.qos,
+                shown = {("link", "stats"): cumulus_counters.general, ("counters", "qos"): cumulus_counters.qos,
                          ("qos", "pfc-watchdog", "status"): cumulus_counters.watchdog}.get(tuple(rest[1:]))
                 if shown is not None and cumulus_state.is_port(rest[0]):
                     return 0, _dump(shown(self, rest[0]), opts.get("-o", "json")), ""

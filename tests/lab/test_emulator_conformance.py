@@ -16,6 +16,7 @@ import pytest
 from corpus import beyond, entries, load, shape
 from verifylab import napalm_driver, pushed_lab
 
+from rocefab.deploy.inventory import PasswordSource, load_inventory
 from rocefab.deploy.verify.ecmp import planned_routes
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.plan import FabricPlan
@@ -62,6 +63,14 @@ EOS = {
     "show ipv6 bgp peers vrf all": ["show ipv6 bgp peers vrf all"],
     "show version": ["show version"],
 }
+# Cumulus, over SSH: what verify's counter reader sends per port (platforms/cumulus/counters.py). The SN5600
+# collector's queue table and NVIDIA's table-derived one are the same view, so together they are its shape.
+CUMULUS = {
+    "show interface {port} link stats -o json": ["nv show interface swp1 link stats -o json"],
+    "show interface {port} counters qos -o json": ["nv show interface swp1 counters qos -o json",
+                                                   "nv show interface swp37s0 counters qos -o json"],
+    "show interface {port} qos pfc-watchdog status -o json": ["nv show interface swp1 qos pfc-watchdog status -o json"],
+}
 # paths an emulator prints that no sample shows, each with the evidence it rests on
 ALLOWED = {
     "/TABLE_interface/ROW_interface[]/desc: str":
@@ -89,7 +98,7 @@ def pushed(intent: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[t
 
 
 @pytest.fixture(scope="module")
-def nxos_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FabricPlan, Path]]:
+def mixed_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FabricPlan, Path]]:
     yield from pushed(MIXED, tmp_path_factory)
 
 
@@ -119,11 +128,11 @@ def drift(plan: FabricPlan, inventory: Path, platform: str, commands: dict[str, 
     return found
 
 
-def test_nxos_emulator_answers_in_the_samples_shapes(nxos_lab: tuple[FabricPlan, Path]) -> None:
+def test_nxos_emulator_answers_in_the_samples_shapes(mixed_lab: tuple[FabricPlan, Path]) -> None:
     def ask(device: Any, sent: list[str]) -> list[Any]:
         return [json.loads(device.cli([c])[c] or "{}") for c in sent]  # NX-API, one command a request
 
-    assert not (found := drift(*nxos_lab, "nxos", NXOS, ask)), "\n".join(found)
+    assert not (found := drift(*mixed_lab, "nxos", NXOS, ask)), "\n".join(found)
 
 
 def test_eos_emulator_answers_in_the_samples_shapes(eos_lab: tuple[FabricPlan, Path]) -> None:
@@ -131,6 +140,24 @@ def test_eos_emulator_answers_in_the_samples_shapes(eos_lab: tuple[FabricPlan, P
         return list(device.device.run_commands(sent, encoding="json"))  # eAPI, one request
 
     assert not (found := drift(*eos_lab, "eos", EOS, ask)), "\n".join(found)
+
+
+def test_cumulus_emulator_answers_in_the_samples_shapes(mixed_lab: tuple[FabricPlan, Path]) -> None:
+    from rocefab.platforms.cumulus.session import CumulusSession
+
+    plan, inventory = mixed_lab
+    found = []
+    for sw in (s for s in plan.switches if s.platform == "cumulus"):
+        access = load_inventory(inventory).access(sw.name, sw.platform, PasswordSource(False))
+        with CumulusSession(access) as session:
+            for template, commands in CUMULUS.items():
+                port = sw.ports[0].name
+                body = json.loads(session._nv(*template.format(port=port).split()).stdout)
+                printed = shape(body)
+                assert printed and printed != {": dict"}, f"{sw.name}: {template} answered nothing"
+                found += [f"{sw.name}: {template}: {path}"
+                          for path in sorted(beyond(printed, samples_shape("cumulus", commands)))]
+    assert not found, "\n".join(found)
 
 
 # Hosts: the fake host's tools print text; each line, with its numbers as N, must be a line some sample of that

@@ -226,9 +226,15 @@ class CumulusSession(SshDeviceSession):
     def counters(self, device: Any) -> dict[str, PortCounters]:
         from rocefab.platforms.cumulus import counters as reader
 
+        def answer(words: tuple[str, ...]) -> str:
+            # A view this release does not have (the watchdog before 5.6, `counters qos` before 5.5) is refused:
+            # its fields stay not reported, and the other views are still read.
+            result = self._nv(*words, expect=(0, 1))
+            return result.stdout if result.status == 0 else ""
+
         shown = {}
         for p in device.ports:
-            general, qos, watchdog = (self._nv(*words).stdout for words in reader.commands(p.name))
+            general, qos, watchdog = (answer(words) for words in reader.commands(p.name))
             shown[p.name] = (general, qos, watchdog)
         try:
             return reader.parse(shown)
