@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from rocefab.deploy.inventory import Access
 from rocefab.deploy.library_logs import CURRENT, library_logs_to_devices
-from rocefab.deploy.session import DeployError, DeviceSession, describe, new_run_id
+from rocefab.deploy.session import DeployError, DeviceSession, PendingCommit, describe, new_run_id
 from rocefab.platforms import unit
 
 if TYPE_CHECKING:
@@ -44,6 +44,11 @@ class Status(StrEnum):
     NOT_STARTED = "not started"  # a failure elsewhere stopped the rollout first
     FAILED = "failed"  # this device failed; its state is known (unchanged, or rolled back and read back)
     UNKNOWN = "FAILED - state unknown"  # this device may be old, new or in between: check it
+    # it runs a commit that reverts by itself unless confirmed (read-only commands report it; apply settles it)
+    AWAITING_REVERT = "pending revert"
+    # reached (backed up, or its pending commits read) but never compared with its candidate: what it would
+    # change is not known
+    NOT_CHECKED = "not checked"
 
 
 @dataclass
@@ -134,17 +139,19 @@ class Fleet:
             CURRENT.result = None
             item.result.seconds = time.monotonic() - item.started
 
-    def _open(self, item: _Live) -> DeviceSession:
+    def _open(self, item: _Live, clean: bool = True) -> DeviceSession:
         session = self.sessions(item.target.access, self.run_id)
         item.session = session
         session.open()
-        if self.clean_leftovers:
+        if self.clean_leftovers and clean:
             item.result.cleaned.extend(session.cleanup_leftovers())
         return session
 
     def _stage(self, item: _Live, for_commit: bool = False) -> None:
-        """Open, stage and diff; before a commit, first note the running config a rollback must return to."""
+        """Open, stage and diff; before a commit, first note the running config a rollback must return to. A dry
+        run first reads the commits awaiting their confirm: such a device is reported, never `unchanged`."""
         session = self._open(item)
+        waiting = [] if for_commit else session.pending_commits()
         if for_commit and session.can_rollback:
             item.before = session.normalized(session.backup())
         session.load(item.target.candidate, replace=self.replace)
@@ -153,6 +160,12 @@ class Fleet:
         if preview is not None:
             item.result.kept, item.result.dropped = preview.carried, preview.removed
         item.result.status = Status.PENDING if item.result.diff else Status.UNCHANGED
+        if waiting:
+            item.result.status = Status.AWAITING_REVERT
+            item.result.error = "; ".join(p.describe() for p in waiting) + \
+                ("; the diff is against the commit it runs until then" if item.result.diff else "") + \
+                "; `rocefab apply` settles it (confirms it if it is what the intent renders and verify passes, " \
+                "else reverts it now)"
         self.progress(item.target.name, "staged")
 
     def _close(self, items: Iterable[_Live]) -> None:
@@ -218,7 +231,7 @@ class Fleet:
         def save(item: _Live) -> None:
             session = self._open(item)
             (folder / f"{item.target.name}.cfg").write_text(session.backup(), encoding="utf-8")
-            item.result.status = Status.UNCHANGED
+            item.result.status = Status.NOT_CHECKED
             self.progress(item.target.name, "backed up")
 
         try:
@@ -226,10 +239,62 @@ class Fleet:
         finally:
             self._close(live)
         (folder / "backup.json").write_text(json.dumps(
-            {"devices": {i.target.name: i.target.access.kind for i in live if i.result.status is Status.UNCHANGED},
+            {"devices": {i.target.name: i.target.access.kind for i in live if i.result.status is Status.NOT_CHECKED},
              "without_backup": {t.name: t.access.kind for t in without_backup}},
             indent=2, sort_keys=True) + "\n", encoding="utf-8")
         return [i.result for i in live]
+
+    def settle(self, keep_planned: bool = True) -> list[DeviceResult]:
+        """Finish every commit awaiting its confirm before anything else runs (apply, rollback): confirm one that
+        runs exactly what this run would push and whose device passes the gate (`keep_planned`), revert any other
+        now. Each device's `cleaned` says what was done; a device left in doubt is UNKNOWN."""
+        with library_logs_to_devices():
+            live = self._live(self.targets)
+            for item in live:
+                item.result.status = Status.NOT_CHECKED
+            # only platforms with a revert window can have a commit awaiting its confirm
+            confirming = [i for i in live if unit(i.target.access.kind).session().commit_confirm]
+            try:
+                self._each(confirming, lambda item: self._settle(item, keep_planned))
+            finally:
+                self._close(live)
+            return [i.result for i in live]
+
+    def _settle(self, item: _Live, keep_planned: bool) -> None:
+        # Before any cleanup: a leftover restore point names the run a pending commit belongs to.
+        session = self._open(item, clean=False)
+        for waiting in session.pending_commits():
+            keep, why = self._worth_keeping(item, session, waiting) if keep_planned else \
+                (False, "this run restores a backup")
+            try:
+                session.settle_pending(waiting, keep)
+            except DeployError as exc:
+                item.result.status = Status.UNKNOWN
+                item.result.error = f"{waiting.describe()}; settling it failed: {exc.message}"
+                return
+            if any(p.name == waiting.name for p in session.pending_commits()):
+                item.result.status = Status.UNKNOWN
+                item.result.error = f"{waiting.describe()}; still pending after it was " \
+                                    f"{'confirmed' if keep else 'reverted'}"
+                return
+            done = "confirmed" if keep else "reverted now"
+            item.result.cleaned.append(f"{waiting.describe()}: {done} ({why})")
+            self.progress(item.target.name, f"pending commit {done}")
+
+    def _worth_keeping(self, item: _Live, session: DeviceSession, waiting: PendingCommit) -> tuple[bool, str]:
+        """Whether the pending commit runs exactly what this run would push and the device passes the gate."""
+        session.load(item.target.candidate, replace=self.replace)
+        try:
+            differs = bool(session.diff())
+        finally:
+            session.discard()
+        if differs:
+            return False, "it is not what this run would push"
+        if self.gate is not None:
+            failed = self.gate(item.target.name, session, frozenset())
+            if failed:
+                return False, f"it is what this run would push, but verify fails: {'; '.join(failed[:2])}"
+        return True, "it is what this run would push" + (" and verify passes" if self.gate is not None else "")
 
     def apply(self, waves: Sequence[Sequence[str]], confirm_seconds: int | None) -> list[DeviceResult]:
         """Commit wave by wave; stop at the first wave with a failure, after rolling that wave back."""

@@ -12,6 +12,7 @@ import secrets
 import socket
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
@@ -66,6 +67,30 @@ def describe(exc: BaseException, timeout_s: float | None = None) -> str:
     return text or f"{type(exc).__name__} (the library gave no message)"
 
 
+@dataclass(frozen=True, slots=True)
+class PendingCommit:
+    """A commit the device runs but reverts by itself unless it is confirmed in time (an EOS commit-timer
+    session, an NVUE `apply --confirm` window): device state, which every command reads before it acts.
+
+    `name`: what the device calls it (a session, a revision); `seconds_left`: until the revert, None when the device
+    did not say; `run`: the rocefab run that made it, None when not one of ours (or not known)."""
+
+    name: str
+    seconds_left: float | None
+    run: str | None = None
+
+    def describe(self) -> str:
+        """
+        >>> PendingCommit("rocefab_x_1", 412.4, "x").describe()
+        'pending revert in 412 s (rocefab_x_1, committed by rocefab run x and never confirmed)'
+        >>> PendingCommit("5", None).describe()
+        'pending revert at a time the device did not report (5, not committed by rocefab)'
+        """
+        when = "at a time the device did not report" if self.seconds_left is None else f"in {self.seconds_left:.0f} s"
+        who = f"committed by rocefab run {self.run} and never confirmed" if self.run else "not committed by rocefab"
+        return f"pending revert {when} ({self.name}, {who})"
+
+
 class DeviceSession(ABC):
     # The platform can commit with a revert timer that `confirm` stops (EOS commit timer, NVUE --confirm).
     commit_confirm: ClassVar[bool]
@@ -89,6 +114,14 @@ class DeviceSession(ABC):
     def normalized(config: str) -> str:
         """`backup()` text without what changes by itself (a timestamp line), for before/after comparison."""
         return config
+
+    def pending_commits(self) -> list[PendingCommit]:
+        """Commits on the device awaiting their confirm, whoever made them. Read-only: nothing changes."""
+        return []
+
+    def settle_pending(self, pending: PendingCommit, keep: bool) -> None:
+        """Finish a pending commit: confirm it (`keep`) or revert it now. Only `apply` and `rollback` call this."""
+        raise DeployError(self.name, f"{type(self).__name__} devices have no pending commits to settle")
 
     def cleanup_leftovers(self) -> list[str]:
         """Remove candidate files and sessions earlier rocefab runs left on the device (a killed run, a lost

@@ -39,6 +39,9 @@ class FaultKind:
     args: tuple[str, ...]  # argument names, for the usage line
     on_switch: bool
     on_host: bool
+    # A fault of the management plane, made for a deploy run to meet: `clear` mends only the reachability, never
+    # the device's config (what a run committed meanwhile stays, a commit awaiting its confirm stays pending).
+    deploy: bool = False
 
 
 KINDS = {k.name: k for k in (
@@ -69,6 +72,10 @@ KINDS = {k.name: k for k in (
     FaultKind("peermem-unload", (), False, True),  # nvidia_peermem unloaded (GPUDirect RDMA off)
     FaultKind("retransmits", ("RDMA_DEVICE",), False, True),  # the RDMA device retransmits 0.1 % of what it sends
     FaultKind("host-pause-storm", ("NETDEV",), False, True),  # the NIC port pauses its leaf without end
+    # the switch stops answering when a commit's confirm arrives, before running it: the commit stays pending
+    FaultKind("lose-confirm", (), True, False, deploy=True),
+    # a commit awaiting its confirm reverts now, as when its window closes (nothing pending: nothing happens)
+    FaultKind("expire-confirm", (), True, False, deploy=True),
 )}
 
 
@@ -86,6 +93,7 @@ class FaultBook:
     roce_priority: int
     made: list[str] = field(default_factory=list)
     snapshots: dict[str, object] = field(default_factory=dict)
+    reached: set[str] = field(default_factory=set)  # devices with a deploy fault: `clear` mends their reachability
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def make(self, device: str, kind: str, args: list[str]) -> str:
@@ -102,7 +110,9 @@ class FaultBook:
         if len(args) != len(spec.args):
             raise FaultError(f"usage: {kind} {' '.join(spec.args)}")
         with self.lock:
-            if device not in self.snapshots:
+            if spec.deploy:
+                self.reached.add(device)
+            elif device not in self.snapshots:
                 self.snapshots[device] = emulator.snapshot()
             said = self._make(device, emulator, kind, args)
             self.made.append(f"{device} {kind} {' '.join(args)}".strip())
@@ -125,6 +135,11 @@ class FaultBook:
             if kind == "unreachable":
                 emulator.reach.down = True
                 return f"{device} stops answering on its management address"
+            if kind == "lose-confirm":
+                emulator.reach.down_on, emulator.reach.down_after = emulator.CONFIRM_COMMAND, False
+                return f"{device} stops answering when a commit's confirm arrives; the commit stays pending"
+            if kind == "expire-confirm":
+                return str(emulator.expire_pending_now())
             if kind == "dscp-map":
                 return str(emulator.set_dscp(_number(args[0], kind, low=0), _number(args[1], kind, low=0)))
             if kind == "strict-off":
@@ -166,10 +181,13 @@ class FaultBook:
         with self.lock:
             for device, snapshot in self.snapshots.items():
                 self.emulators[device].restore(snapshot)
+            for device in self.reached - set(self.snapshots):
+                self.emulators[device].reach.clear()
             self.wiring.clear(self.pristine)
             count = len(self.made)
             self.made.clear()
             self.snapshots.clear()
+            self.reached.clear()
         return f"cleared {count} fault(s)"
 
 

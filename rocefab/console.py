@@ -11,9 +11,10 @@ from rich.console import Console
 # 3: a deploy left a device in a state it could not establish (see the run's output for how to check)
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_UNKNOWN = 0, 1, 2, 3
 
-# Wide enough for tables when piped; a terminal keeps its own width.
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+# Wide enough for tables when piped; a terminal keeps its own width. No emoji codes: a position such as
+# `intent.yaml:100:9` must print as itself, not as `intent.yaml💯9`.
+out = Console(highlight=False, emoji=False, width=None if sys.stdout.isatty() else 200)
+err = Console(stderr=True, highlight=False, emoji=False, soft_wrap=True)
 
 
 def command_group(**options: Any) -> typer.Typer:

@@ -18,13 +18,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from rocefab import deploy_report as report
 from rocefab.console import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, EXIT_UNKNOWN, err, out
-from rocefab.deploy.fleet import DeviceResult, Fleet, Status, Target
+from rocefab.deploy.fleet import DeviceResult, Fleet, SessionFactory, Status, Target
 from rocefab.deploy.inventory import CredentialError, Inventory, PasswordSource, load_inventory
 from rocefab.deploy.library_logs import capture_library_logs
 from rocefab.deploy.lock import LockError, fleet_lock
 from rocefab.deploy.session import new_run_id
 from rocefab.deploy.targets import InventoryMismatch, build_targets, rollout_waves, session_factory
-from rocefab.deploy.verify.gate import plan_gate
+from rocefab.deploy.verify.gate import Gate, plan_gate
 from rocefab.models.loader import IntentLoadError
 from rocefab.pipeline_commands import checked_plan
 from rocefab.platforms import unit
@@ -101,10 +101,11 @@ def _run(progress: Progress, fleet: Fleet) -> Fleet:
 
 
 def outcome(results: Sequence[DeviceResult], changes_fail: bool = False) -> int:
-    """3 when any device's state is unknown, 1 when any failed (or, with `changes_fail`, would change), else 0."""
+    """3 when any device's state is unknown, 1 when any failed or awaits a revert (or, with `changes_fail`, would
+    change), else 0."""
     if any(r.status is Status.UNKNOWN for r in results):
         return EXIT_UNKNOWN
-    if any(r.status is Status.FAILED for r in results):
+    if any(r.status in (Status.FAILED, Status.AWAITING_REVERT) for r in results):
         return EXIT_FINDINGS
     if changes_fail and any(r.status is Status.PENDING for r in results):
         return EXIT_FINDINGS
@@ -147,9 +148,29 @@ def on_terminal() -> bool:
 def _dry_run(targets: Sequence[Target], clear_stale: bool, concurrency: int, merge: bool,
              run_id: str) -> list[DeviceResult]:
     with _progress(len(targets), "dry run") as progress:
-        fleet = Fleet(targets, session_factory(clear_stale), concurrency, replace=not merge, run_id=run_id,
-                      clean_leftovers=True)
+        # Read-only: what earlier runs left on a device (files, sessions, a commit awaiting its confirm) is
+        # reported, never removed or settled here.
+        fleet = Fleet(targets, session_factory(clear_stale), concurrency, replace=not merge, run_id=run_id)
         return _run(progress, fleet).dry_run()
+
+
+def _settle(targets: Sequence[Target], sessions: SessionFactory, concurrency: int, merge: bool, run_id: str,
+            gate: Gate | None, shown: Shown) -> dict[str, list[str]]:
+    """Before anything else in apply: finish every commit awaiting its confirm (kept if it is what this run pushes
+    and passes the gate, else reverted), and say so; exit 3 when a device's state is left in doubt."""
+    with _progress(len(targets), "pending commits") as progress:
+        fleet = Fleet(targets, sessions, concurrency, replace=not merge, run_id=run_id, gate=gate)
+        results = _run(progress, fleet).settle()
+    report.print_cleaned(results)
+    if any(r.status is Status.UNKNOWN for r in results):
+        code = EXIT_UNKNOWN
+        if shown.as_json:
+            report.print_json("apply", results, code, run_id=run_id, stage="pending commits", backup=None)
+        else:
+            report.print_table([r for r in results if r.status is not Status.NOT_CHECKED],
+                               "settling commits awaiting their confirm failed - nothing else was changed")
+        raise typer.Exit(code)
+    return {r.name: r.cleaned for r in results if r.cleaned}
 
 
 def dry_run(intent: Path, inventory_path: Path, concurrency: int, only: str | None, merge: bool,
@@ -222,7 +243,9 @@ def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, bac
     folder = backup_dir / run_id
     switches = [t for t in targets if unit(t.access.kind).session().has_backup]
     hosts = [t for t in targets if not unit(t.access.kind).session().has_backup]
+    gate = plan_gate(plan) if verify else None
     with _locked(inventory, "apply", run_id, force_unlock):
+        done = _settle(targets, sessions, concurrency, merge, run_id, gate, shown)
         approved: dict[str, str] | None = None
         if not yes:
             go, reviewed = _confirmed(targets, clear_stale, concurrency, merge, run_id, shown)
@@ -234,20 +257,26 @@ def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, bac
         with _progress(len(switches), "backup") as progress:
             backups = _run(progress, Fleet(switches, sessions, concurrency, run_id=run_id,
                                            clean_leftovers=True)).backup(folder, without_backup=hosts)
-        if any(r.status is not Status.UNCHANGED for r in backups):
+        if any(r.status is not Status.NOT_CHECKED for r in backups):
             if shown.as_json:
                 report.print_json("apply", backups, EXIT_FINDINGS, run_id=run_id, waves=waves, backup=str(folder),
                                   stage="backup")
             else:
                 report.print_table(backups, f"backup to {folder} failed - nothing was changed")
             raise typer.Exit(EXIT_FINDINGS)
+        report.print_cleaned(backups)
+        for r in backups:
+            done.setdefault(r.name, []).extend(r.cleaned)
         err.print(f"running configs of {len(switches)} switches saved in {folder}", markup=False)
         with _progress(len(targets) * 2, "apply") as progress:
             # the gate waits for sessions to settle up to a quarter of the revert window (a minute at most)
-            fleet = Fleet(targets, sessions, concurrency, replace=not merge, run_id=run_id,
-                          gate=plan_gate(plan) if verify else None,
+            fleet = Fleet(targets, sessions, concurrency, replace=not merge, run_id=run_id, clean_leftovers=True,
+                          gate=gate,
                           settle_s=min(60.0, confirm_s / 4) if confirm_s else 60.0, reviewed=approved)
             results = _run(progress, fleet).apply(waves, confirm_s or None)
+    report.print_cleaned(results)
+    for r in results:  # what was done before the waves belongs to each device's line too
+        r.cleaned[:0] = done.get(r.name, [])
     code = outcome(results)
     if any(r.status in (Status.FAILED, Status.UNKNOWN) for r in results):
         err.print(f"stopped; restore everything with: rocefab rollback --inventory {inventory} --backup {folder}",

@@ -20,7 +20,7 @@ from rocefab.deploy.fleet import DeviceResult, Status
 
 _STYLE = {Status.UNCHANGED: "green", Status.PENDING: "yellow", Status.COMMITTED: "green",
           Status.ROLLED_BACK: "magenta", Status.NOT_STARTED: "dim", Status.FAILED: "bold red",
-          Status.UNKNOWN: "bold red reverse"}
+          Status.UNKNOWN: "bold red reverse", Status.AWAITING_REVERT: "bold yellow", Status.NOT_CHECKED: "dim"}
 SHOWN_PER_WAVE = 4  # device names printed per wave before "and N more"
 
 
@@ -68,7 +68,8 @@ def print_table(results: Sequence[DeviceResult], title: str) -> None:
         table.add_column(column, justify="right" if column in ("+", "-", "seconds") else "left")
     for r in results:
         lines = unified.counts(r.diff)
-        detail = r.error or ""
+        # what was done to the device besides the run's own change (a pending commit settled, leftovers removed)
+        detail = r.error or "; ".join(r.cleaned)
         if r.library_said and r.status in (Status.FAILED, Status.UNKNOWN):
             detail += f" [library: {'; '.join(r.library_said)}]"
         table.add_row(r.name, r.kind, f"[{_STYLE[r.status]}]{escape(r.status.value)}[/]", str(lines.added),
@@ -142,7 +143,9 @@ def print_json(command: str, results: Sequence[DeviceResult], exit_code: int, **
         "devices": [device_json(r) for r in results],
         "summary": {"text": summary(results), "by_status": {s.name.lower(): n for s, n in
                                                             _by_status(results).items()},
-                    "would_change": sum(r.status is Status.PENDING for r in results), "exit_code": exit_code},
+                    # not known while a device was never compared with its candidate
+                    "would_change": None if any(r.status is Status.NOT_CHECKED for r in results) else
+                    sum(r.status is Status.PENDING for r in results), "exit_code": exit_code},
     }
     print(json.dumps(document, indent=2))
 

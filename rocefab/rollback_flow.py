@@ -97,8 +97,22 @@ def rollback(inventory: Path, backup: Path | None, use_latest: bool, backup_dir:
     run_id = new_run_id()
     with _locked(inventory, "rollback", run_id, force_unlock), \
             _progress(len(targets), "rollback dry run" if dry_run else "rollback") as progress:
-        fleet = _run(progress, Fleet(targets, open_session, concurrency, run_id=run_id, clean_leftovers=True))
-        results = fleet.dry_run() if dry_run else fleet.apply([[t.name for t in targets]], confirm_s or None)
+        # A dry run is read-only: leftovers and commits awaiting their confirm are reported, not touched.
+        fleet = _run(progress, Fleet(targets, open_session, concurrency, run_id=run_id, clean_leftovers=not dry_run))
+        if dry_run:
+            results = fleet.dry_run()
+        else:
+            # A commit awaiting its confirm is reverted first: the backup is what the devices go back to.
+            results = fleet.settle(keep_planned=False)
+            done = {r.name: r.cleaned for r in results}
+            if any(r.status is Status.UNKNOWN for r in results):
+                for r in results:  # nothing was restored
+                    if r.status is Status.NOT_CHECKED:
+                        r.status = Status.NOT_STARTED
+            else:
+                results = fleet.apply([[t.name for t in targets]], confirm_s or None)
+                for r in results:
+                    r.cleaned[:0] = done.get(r.name, [])
     report.print_cleaned(results)
     code = outcome(results, shown.exit_code and dry_run)
     explain_unknown(results, None, inventory, None)

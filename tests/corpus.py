@@ -122,9 +122,10 @@ def drifts(tree: Any) -> Iterator[tuple[str, Any]]:
 
 
 # -- shape ------------------------------------------------------------------------------------------------------------
-# keys that are data, not names of fields: ports, numbers, classes, addresses, prefixes
+# keys that are data, not names of fields: ports, numbers, classes, addresses, prefixes, configuration sessions
 _DATA_KEY = re.compile(r"(?:Ethernet|Et|Port-Channel|Po|Vlan|Vl|Loopback|Lo|Management|mgmt|swp|eth|bond|peerlink)"
-                       r"[\d/.:-]*\d.*|\d+|TC\d+(?:-\d+)?|DP\d+(?:-\d+)?|[\d.]+(?:/\d+)?|[0-9a-fA-F:]+(?:%\S+)?(?:/\d+)?")
+                       r"[\d/.:-]*\d.*|\d+|TC\d+(?:-\d+)?|DP\d+(?:-\d+)?|[\d.]+(?:/\d+)?|[0-9a-fA-F:]+(?:%\S+)?(?:/\d+)?"
+                       r"|(?:rocefab|napalm)_[\w-]+")
 
 
 def _kind(value: Any) -> str:

@@ -144,3 +144,13 @@ def test_a_refused_output_folder_still_shows_the_plan_checks_first(tmp_path: Pat
     assert f"{severity} [late-finding] topology: found on the finished plan" in result.output
     assert ("exists and is not a folder" in result.output) == (severity == "warning")
     assert blocker.read_text() == "not a folder\n"
+
+
+def test_a_position_prints_as_itself_not_as_an_emoji(capsys: pytest.CaptureFixture[str]) -> None:
+    """rich reads `:100:` as an emoji code; a file:line:col on line 100 must print unchanged."""
+    from rocefab.console import err, out
+
+    err.print("intent.yaml:100:9 services.raw.eos.leaf[0]: Input should be a valid string", markup=False)
+    out.print("intent.yaml:100:9", markup=False)
+    captured = capsys.readouterr()
+    assert "intent.yaml:100:9 services" in captured.err and "intent.yaml:100:9" in captured.out

@@ -114,6 +114,11 @@ RULES = (
          "leaf port; check the leaf's PFC watchdog is armed", False),
     Rule("unreachable", ("read",), "device could not be read", "nothing is known about this device's state",
          "check management access and the inventory entry", False),
+    Rule("pending-revert", ("commit-confirmed",), "a commit awaits its confirm and will revert by itself",
+         "the fabric verifies now, then changes under running jobs when the switch reverts the commit at the end of "
+         "its window (half old, half new if its peers stay)",
+         "let apply settle it (it confirms the commit if it is what the intent renders and verify passes, else "
+         "reverts it): {apply}", True),
 )
 RULE_OF_CHECK = {check: rule for rule in RULES for check in rule.checks}
 RETRANSMISSIONS = Rule("roce-retransmissions", (), "RoCE retransmissions above the intent's threshold",

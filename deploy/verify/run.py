@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from rocefab.deploy.inventory import Access
-from rocefab.deploy.session import DeployError, DeviceSession, describe
+from rocefab.deploy.session import DeployError, DeviceSession, PendingCommit, describe
 from rocefab.deploy.verify.checks import (
     Row,
     Verdict,
@@ -46,6 +46,10 @@ class Reading:
     sample_s: float = 0.0
     host_counters: tuple[HostCounters, HostCounters] | None = None  # a host's two reads
     routes_error: str | None = None  # a switch whose routes could not be read
+    # a switch's commits awaiting their confirm (None: its platform has none, or they could not be read: see
+    # `pending_error`)
+    pending: tuple[PendingCommit, ...] | None = None
+    pending_error: str | None = None
 
 
 def _sample(session: DeviceSession, device: Switch | Host, sample_s: float) -> tuple[
@@ -72,6 +76,27 @@ def _sample_host(session: DeviceSession, host: Host, sample_s: float) -> tuple[
         return None, exc.message
 
 
+def _pending(session: DeviceSession) -> tuple[tuple[PendingCommit, ...] | None, str | None]:
+    """A commit awaiting its confirm runs now but reverts by itself: what verify passes may vanish in seconds."""
+    if not session.commit_confirm:
+        return None, None
+    try:
+        return tuple(session.pending_commits()), None
+    except DeployError as exc:
+        return None, exc.message
+
+
+def pending_rows(name: str, reading: Reading) -> list[Row]:
+    check, expected = "commit-confirmed", "no commit awaiting its confirm"
+    if reading.pending_error is not None:
+        return [Row(name, "", check, expected, f"not read: {reading.pending_error}", Verdict.WARN)]
+    if reading.pending is None:
+        return []
+    if not reading.pending:
+        return [Row(name, "", check, expected, "none", Verdict.PASS)]
+    return [Row(name, "", check, expected, p.describe(), Verdict.FAIL) for p in reading.pending]
+
+
 def read_device(access: Access, device: Switch | Host, sessions: SessionFactory, run_id: str,
                 sample_s: float = 0.0, prefixes: Sequence[str] = ()) -> Reading:
     """Read one device; a switch's routes to `prefixes` too (the ECMP check's)."""
@@ -87,8 +112,10 @@ def read_device(access: Access, device: Switch | Host, sessions: SessionFactory,
                     observation = replace(observation, routes=session.routes(device, prefixes))
                 except DeployError as exc:
                     routes_error = exc.message
+            pending, pending_error = _pending(session)
             counters, why = _sample(session, device, sample_s)
-            return Reading(access.name, observation, None, counters, why, sample_s, routes_error=routes_error)
+            return Reading(access.name, observation, None, counters, why, sample_s, routes_error=routes_error,
+                           pending=pending, pending_error=pending_error)
     except DeployError as exc:
         return Reading(access.name, None, exc.message)
     except Exception as exc:
@@ -123,7 +150,7 @@ def check(plan: FabricPlan, readings: Sequence[Reading]) -> list[Row]:
         if obs is None:
             rows.append(Row(reading.name, "", "read", "readable", reading.error or "no answer", Verdict.FAIL))
         elif isinstance(obs, SwitchObservation) and reading.name in switches:
-            rows += switch_rows(plan, switches[reading.name], obs)
+            rows += switch_rows(plan, switches[reading.name], obs) + pending_rows(reading.name, reading)
             if obs.routes is not None:
                 rows += ecmp_rows(plan, switches[reading.name], obs.routes)
             elif reading.routes_error is not None:

@@ -83,6 +83,9 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 class CumulusDevice(NvueRevisions):
     """The switch behind one `LabSSHServer`; thread-safe (commands run in the server's worker threads)."""
 
+    # How a confirm window is closed by its owner: what the `lose-confirm` fault never answers.
+    CONFIRM_COMMAND = r"\bnv config apply\b.*--confirm-yes"
+
     def __init__(self, root: Path, hostname: str, *, username: str = "cumulus", password: str = "cumulus",
                  model: str = "SN5600") -> None:
         self._root = root

@@ -76,6 +76,14 @@ class NvueRevisions:
     def root(self) -> Path:
         return self._root
 
+    def expire_pending_now(self) -> str:
+        """Fault: as `expire_confirm_now`, said in words."""
+        with self._lock:
+            waiting = self._confirm.rev_id if self._confirm is not None else None
+        self.expire_confirm_now()
+        return f"the confirm window of revision {waiting} closed: the change rolled back" if waiting is not None \
+            else "no confirm window was open; nothing changed"
+
     def expire_confirm_now(self) -> None:
         """Fault: the `--confirm` window closes now (the change rolls back) instead of at its deadline."""
         with self._lock:

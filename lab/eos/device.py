@@ -56,6 +56,9 @@ class Drop(Exception):
 
 
 class EosDevice:
+    # How a pending commit is confirmed from exec mode (NAPALM's confirm_commit): what `lose-confirm` never answers.
+    CONFIRM_COMMAND = r"^configure session \S+ commit$"
+
     def __init__(self, name: str = "leaf1", *, model: str = "DCS-7060X6-64PE", version: str = "4.34.1F",
                  username: str = "admin", password: str = "admin") -> None:
         self.name = name
@@ -145,6 +148,14 @@ class EosDevice:
             self.running = session.before
         self._cancel(session)
         del self.sessions[session.name]
+
+    def expire_pending_now(self) -> str:
+        """Fault: every commit timer ends now, as if it ran out (the sessions' changes revert)."""
+        with self.lock:
+            waiting = [s.name for s in self.sessions.values() if s.state == "pendingCommitTimer"]
+        self.expire_commit_timer_now()
+        return f"{self.name}: commit timer of {', '.join(waiting)} ran out, the change reverted" if waiting else \
+            f"{self.name}: no commit timer was pending; nothing changed"
 
     def expire_commit_timer_now(self) -> None:
         with self.lock:

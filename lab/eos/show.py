@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from rocefab.lab.configtree import ConfigTree, unified_diff
 from rocefab.lab.eos import state as eos_state
 from rocefab.lab.eos.grammar import EOS_GRAMMAR
-from rocefab.lab.eos.sessions import MAX_OPEN_SESSIONS, MAX_SAVED_SESSIONS, failed
+from rocefab.lab.eos.sessions import failed
 
 if TYPE_CHECKING:
     from rocefab.lab.eos.commands import Batch
@@ -68,11 +68,10 @@ def show_mlag(b: Batch, m: re.Match[str], data: str | None) -> tuple[dict[str, A
 
 def show_sessions(b: Batch, m: re.Match[str], data: str | None) -> tuple[dict[str, Any] | None, str]:
     dev = b.dev
-    out: dict[str, Any] = {"sessions": {}, "maxSavedSessions": MAX_SAVED_SESSIONS, "maxOpenSessions": MAX_OPEN_SESSIONS}
+    # Only the keys the corpus shows (tests/fixtures/devices/eos, reconstructed from NAPALM's and Arista's readers)
+    out: dict[str, Any] = {"sessions": {}}
     for s in dev.sessions.values():
-        info: dict[str, Any] = {"state": s.state, "commitUser": s.user, "description": "", "instances": {}}
-        if s.completed_at is not None:
-            info["completedTime"] = s.completed_at
+        info: dict[str, Any] = {"state": s.state}
         if s.state == "pendingCommitTimer":
             if dev.new_shape():
                 out["commitTimerSessionName"], out["commitTimerExpireTime"] = s.name, s.commit_by

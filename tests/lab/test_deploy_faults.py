@@ -231,9 +231,14 @@ def test_a_stale_lock_is_taken_over_and_another_hosts_lock_needs_force(lab: Fabr
     assert lock.read_text(encoding="utf-8") == "", "a finished run leaves the lock free"
 
 
-def test_a_killed_run_leaves_leftovers_that_the_next_run_cleans(lab: FabricLab) -> None:
+def test_a_killed_run_leaves_leftovers_that_diff_leaves_and_apply_cleans(lab: FabricLab) -> None:
+    """diff is read-only, even towards what a killed run left: it names the leftover session that blocks it and
+    leaves it; apply removes every leftover and says so."""
     leaf, spine, host = lab.emulator("leaf1-a"), lab.emulator("spine1"), lab.emulator("gpu001")
-    leaf.faults.delay_seconds = spine.faults.delay_s = 0.5
+    # Each command 2 s late, so both leftovers are there together long enough to be seen however loaded the
+    # machine is; and the discard that would remove them never runs, even one already on its way at the kill.
+    leaf.faults.delay_seconds = spine.faults.delay_s = 2.0
+    leaf.faults.drop_on, spine.faults.drop_on = r"abort$", r"^nv config detach"
     run = rocefab(lab, "diff", "--only", "leaf1-a,spine1,gpu001", background=True)
     deadline = time.monotonic() + 60
 
@@ -247,15 +252,114 @@ def test_a_killed_run_leaves_leftovers_that_the_next_run_cleans(lab: FabricLab) 
         time.sleep(0.02)
     run.send_signal(signal.SIGKILL)
     run.wait()
+    time.sleep(2.5)  # what the killed run had sent is answered (or dropped) before the faults go
     leaf.faults.delay_seconds = spine.faults.delay_s = 0
+    leaf.faults.drop_on = spine.faults.drop_on = None
     (host.sandbox / "rocefab").mkdir(exist_ok=True)
     (host.sandbox / "rocefab" / "gpu001.roce.sh.20260101T000000-000000.candidate").write_text("#!/bin/bash\n")
-    result = rocefab(lab, "diff", "--only", "leaf1-a,spine1,gpu001")
+
+    def leftovers() -> tuple[list[str], list[str], list[Path]]:
+        return ([n for n, s in leaf.sessions.items() if n.startswith("rocefab_") and s.state == "pending"],
+                [p.name for p in spine.root.iterdir() if p.name.startswith("rocefab-")],
+                list((host.sandbox / "rocefab").glob("*.candidate")))
+
+    left = leftovers()
+    looked = rocefab(lab, "diff", "--only", "leaf1-a,spine1,gpu001")
+    assert looked.returncode == 1, looked.stdout + looked.stderr
+    assert "took over a stale lock" in looked.stderr
+    a = row(looked.stdout, "leaf1-a")
+    assert "configuration locked by another session" in a and f"{left[0][0]} (left by rocefab run" in a, a
+    assert "`rocefab apply` removes it" in a and leftovers() == left, "diff removed nothing"
+    result = rocefab(lab, "apply", "--only", "leaf1-a,spine1,gpu001", "--no-verify")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "took over a stale lock" in result.stderr
     assert re.search(r"leaf1-a: aborted configuration session rocefab_\S+, left by an earlier run", result.stderr)
     assert re.search(r"spine1: removed rocefab-\S+\.candidate\.yaml, left by an earlier run", result.stderr)
     assert "gpu001: removed rocefab/gpu001.roce.sh.20260101T000000-000000.candidate" in result.stderr
-    assert not [n for n, s in leaf.sessions.items() if n.startswith("rocefab_") and s.state == "pending"]
-    assert not [p for p in spine.root.iterdir() if p.name.startswith("rocefab-")]
-    assert not list((host.sandbox / "rocefab").glob("*.candidate"))
+    assert leftovers() == ([], [], [])
+
+
+# -- commits awaiting their confirm are device state ---------------------------------------------------------------
+@pytest.mark.parametrize("device", ["spine1", "leaf1-a"])
+def test_a_lost_confirm_stays_pending_until_apply_settles_it(lab: FabricLab, device: str) -> None:
+    """The confirm never arrives (`lab fault DEVICE lose-confirm`): apply exits 3. Once the device answers again,
+    diff and verify report the pending revert and exit 1, changing nothing; the next apply confirms it, since it
+    runs what the intent renders and passes verify, and says so; the window closing later changes nothing."""
+    assert lab.faults is not None
+    before = state(lab, device)
+    lab.faults.make(device, "lose-confirm", [])
+    lost = rocefab(lab, "apply", "--only", device)
+    assert lost.returncode == 3, lost.stdout + lost.stderr
+    assert UNKNOWN in row(lost.stdout, device)
+    lab.faults.clear()
+    new = state(lab, device)
+    assert new != before, "the commit runs, unconfirmed"
+    for _ in range(2):  # twice: the first diff changed nothing the second could see
+        looked = rocefab(lab, "diff", "--only", device)
+        assert looked.returncode == 1, looked.stdout + looked.stderr
+        seen = row(looked.stdout, device)
+        assert "pending revert" in seen and re.search(r"pending revert in \d+ s", seen), seen
+        assert "committed by rocefab run" in seen and "never confirmed" in seen
+        assert state(lab, device) == new
+    checked = rocefab(lab, "verify", "--only", device, "--json")
+    rows = [r for r in json.loads(checked.stdout)["checks"] if r["check"] == "commit-confirmed"]
+    assert checked.returncode != 0 and rows and rows[0]["verdict"] == "fail", rows
+    diagnosed = json.loads(rocefab(lab, "doctor", "--only", device, "--json").stdout)["diagnoses"]
+    assert any(d["code"] == "pending-revert" and d["device"] == device for d in diagnosed), diagnosed
+    assert state(lab, device) == new
+    settled = rocefab(lab, "apply", "--only", device)
+    assert settled.returncode == 0, settled.stdout + settled.stderr
+    assert re.search(rf"{device}: pending revert in \d+ s .*: confirmed \(it is what this run would push and "
+                     r"verify passes\)", settled.stderr), settled.stderr
+    assert "confirmed" in row(settled.stdout, device) and "unchanged" in row(settled.stdout, device)
+    assert "no commit timer was pending" in lab.faults.make(device, "expire-confirm", []) or \
+        "no confirm window was open" in lab.faults.make(device, "expire-confirm", [])
+    assert state(lab, device) == new, "confirmed: the window closing reverts nothing"
+
+
+def test_a_pending_commit_the_intent_no_longer_renders_is_reverted_first(lab: FabricLab, tmp_path: Path) -> None:
+    """leaf1-a's confirm is lost; then the intent changes (a VLAN renamed): apply reverts the pending commit now,
+    says why, and commits the new intent."""
+    assert lab.faults is not None
+    lab.faults.make("leaf1-a", "lose-confirm", [])
+    assert rocefab(lab, "apply", "--only", "leaf1-a").returncode == 3
+    lab.faults.clear()
+    changed = tmp_path / "lab.yaml"
+    changed.write_text(INTENT.read_text(encoding="utf-8").replace("name: train-rail0", "name: train-rail9"),
+                       encoding="utf-8")
+    result = rocefab(lab, "apply", "--only", "leaf1-a", intent=changed)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(r"leaf1-a: pending revert in \d+ s .*: reverted now \(it is not what this run would push\)",
+                     result.stderr), result.stderr
+    assert "committed" in row(result.stdout, "leaf1-a")
+    assert "train-rail9" in state(lab, "leaf1-a") and "train-rail0" not in state(lab, "leaf1-a")
+    assert not [s for s in lab.emulator("leaf1-a").sessions.values() if s.state == "pendingCommitTimer"]
+
+
+def test_rollback_reverts_a_pending_commit_before_it_restores(lab: FabricLab) -> None:
+    assert lab.faults is not None
+    before = state(lab, "spine1")
+    lab.faults.make("spine1", "lose-confirm", [])
+    assert rocefab(lab, "apply", "--only", "spine1").returncode == 3
+    lab.faults.clear()
+    backups = sorted((lab.folder.parent / "rocefab-backups").iterdir())
+    done = subprocess.run([sys.executable, "-m", "rocefab", "rollback", "-i", str(inventory(lab)), "--backup",
+                           str(backups[-1])], cwd=lab.folder.parent, capture_output=True, text=True,
+                          timeout=240, env={**os.environ, "COLUMNS": "250"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"spine1: pending revert in \d+ s .*: reverted now \(this run restores a backup\)", done.stderr)
+    assert state(lab, "spine1") == before
+
+
+def test_a_device_failing_at_backup_leaves_the_others_not_checked(lab: FabricLab) -> None:
+    """Backup fails on spine1 (it stops answering at `nv config show`): the run stops with nothing changed, and
+    the switches it never compared are `not checked`, with what would change unknown (null), never 0."""
+    before = {name: state(lab, name) for name in ("spine1", "leaf1-a", "leaf1-b")}
+    lab.emulator("spine1").reach.down_on = r"^nv config show"
+    result = rocefab(lab, "apply", "--json")
+    assert result.returncode == 1, result.stdout + result.stderr
+    document = json.loads(result.stdout)
+    devices = {d["name"]: d for d in document["devices"]}
+    assert document["stage"] == "backup" and document["summary"]["would_change"] is None, document["summary"]
+    assert devices["spine1"]["status"] == "failed"
+    assert devices["leaf1-a"]["status"] == devices["leaf1-b"]["status"] == "not_checked"
+    assert {name: state(lab, name) for name in before} == before

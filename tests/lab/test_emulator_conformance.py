@@ -62,6 +62,7 @@ EOS = {
     "show ipv6 bgp summary vrf all": ["show ipv6 bgp summary vrf all"],
     "show ipv6 bgp peers vrf all": ["show ipv6 bgp peers vrf all"],
     "show version": ["show version"],
+    "show configuration sessions detail": ["show configuration sessions detail"],
 }
 # Cumulus, over SSH: what verify's counter reader sends per port (platforms/cumulus/counters.py). The SN5600
 # collector's queue table and NVIDIA's table-derived one are the same view, so together they are its shape.

@@ -43,3 +43,13 @@ def test_every_driver_names_its_device_files_per_run_and_cleans_leftovers(kind: 
     # know how to find what a killed run left.
     assert driver.cleanup_leftovers is not DeviceSession.cleanup_leftovers, f"{driver.__name__}"
     assert "run_id" in inspect.signature(driver).parameters
+
+
+@pytest.mark.parametrize("kind", sorted(SESSIONS))
+def test_every_driver_with_a_revert_window_reads_and_settles_its_pending_commits(kind: str) -> None:
+    # A commit awaiting its confirm is device state: where the platform can leave one, its driver must find it
+    # (read-only) and finish it (apply, rollback).
+    driver = SESSIONS[kind]
+    if driver.commit_confirm:
+        assert driver.pending_commits is not DeviceSession.pending_commits, f"{driver.__name__}"
+        assert driver.settle_pending is not DeviceSession.settle_pending, f"{driver.__name__}"

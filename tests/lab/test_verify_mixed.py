@@ -57,7 +57,8 @@ def doctor_names(lab: Path, inventory: Path, words: tuple[str, ...], code: str, 
     fault(lab, *words)
     status, diagnoses = doctor_json(INTENT, inventory)
     assert status == 1
-    assert where in named(diagnoses, code), [(d["code"], d["device"], d["port"]) for d in diagnoses]
+    assert where in named(diagnoses, code), [(d["code"], d["device"], d["port"], *(
+        d["evidence"] if d["code"] == "unreachable" else ())) for d in diagnoses]
 
 
 def pair_without_its_peer_link_is_unhealthy(lab: Path, inventory: Path, pair: str) -> None:

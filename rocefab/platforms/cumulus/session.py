@@ -19,7 +19,7 @@ import yaml
 
 from rocefab.deploy import unified
 from rocefab.deploy.preserve import ReplacePreview, nvue_replace_preview
-from rocefab.deploy.session import DeployError
+from rocefab.deploy.session import DeployError, PendingCommit
 from rocefab.deploy.ssh import Result, SshDeviceSession
 from rocefab.models.loader import load_yaml12
 from rocefab.renderers.natural import natural_key
@@ -172,6 +172,18 @@ class CumulusSession(SshDeviceSession):
         self._previous: dict[str, Any] | None = None
         self._confirm_pending = False
         self._settled = True  # False from a commit until it is confirmed or rolled back
+
+    def pending_commits(self) -> list[PendingCommit]:
+        from rocefab.platforms.cumulus.pending import pending, unsettled_runs
+
+        result = self._nv("config", "apply", "--confirm-status", expect=tuple(range(256)))
+        return pending(result.status, result.stdout + result.stderr, unsettled_runs(self.ssh.listdir()))
+
+    def settle_pending(self, pending: PendingCommit, keep: bool) -> None:
+        self._nv("config", "apply", "--confirm-yes" if keep else "--confirm-no")
+        if pending.run is not None:  # that run's restore point is no longer needed: its commit is settled
+            with contextlib.suppress(DeployError):
+                self.ssh.remove(f"{FILE_PREFIX}{pending.run}.previous.yaml")
 
     def cleanup_leftovers(self) -> list[str]:
         ours = {self._candidate_file, self._previous_file}

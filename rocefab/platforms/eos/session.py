@@ -20,7 +20,7 @@ from napalm.base.exceptions import (
 
 from rocefab.deploy import unified
 from rocefab.deploy.preserve import ReplacePreview, carry_preserved, replace_preview, without_preserved
-from rocefab.deploy.session import DeployError, DeviceSession, describe
+from rocefab.deploy.session import DeployError, DeviceSession, PendingCommit, describe
 from rocefab.platforms.eos import PRESERVED
 
 if TYPE_CHECKING:
@@ -85,6 +85,38 @@ class EosSession(DeviceSession):
                 aborted.append(f"aborted configuration session {name}, left by an earlier run{timer}")
         return aborted
 
+    def pending_commits(self) -> list[PendingCommit]:
+        from rocefab.platforms.eos.pending import pending
+
+        try:
+            sessions, version = self._device.device.run_commands(
+                ["show configuration sessions detail", "show version"], encoding="json")
+        except _DEVICE_ERRORS as exc:
+            raise self._fail("reading configuration sessions", exc) from None
+        return pending(sessions, version, SESSION_PREFIX)
+
+    def settle_pending(self, pending: PendingCommit, keep: bool) -> None:
+        # From exec mode, as NAPALM's confirm_commit does: `configure session NAME commit` confirms a pending timer
+        # (then saved, as every confirmed commit of ours is), `... abort` reverts it now.
+        commands = [f"configure session {pending.name} commit", "write memory"] if keep else \
+            [f"configure session {pending.name} abort"]
+        try:
+            self._device.device.run_commands(commands, encoding="text")
+        except _DEVICE_ERRORS as exc:
+            raise self._fail(f"{'confirming' if keep else 'reverting'} the pending commit {pending.name}",
+                             exc) from None
+
+    def _holders(self) -> str:
+        """Who holds the lock: the sessions staged and never committed, a leftover of ours said as such."""
+        from rocefab.platforms.eos.pending import run_of
+
+        with contextlib.suppress(*_DEVICE_ERRORS):
+            staged = sorted(n for n, i in self._sessions().items() if i.get("state") == "pending")
+            named = [f"{n} (left by rocefab run {run}: `rocefab apply` removes it)"
+                     if (run := run_of(n, SESSION_PREFIX)) else n for n in staged]
+            return f" ({', '.join(named)})" if named else ""
+        return ""
+
     def cleanup_leftovers(self) -> list[str]:
         mine = f"{SESSION_PREFIX}{self.run_id}_"
         try:
@@ -123,7 +155,7 @@ class EosSession(DeviceSession):
             # napalm names its session before checking the lock; forget it, or close() aborts a session
             # that never existed.
             self._device.config_session = None
-            raise DeployError(self.name, f"configuration locked by another session: {exc}") from None
+            raise DeployError(self.name, f"configuration locked by another session: {exc}{self._holders()}") from None
         except _LOAD_ERRORS as exc:
             raise DeployError(self.name, f"candidate refused: {describe(exc)}") from None
         except _CONNECT_ERRORS as exc:
