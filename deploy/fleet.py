@@ -24,6 +24,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from rocefab.deploy.durable import write_whole
 from rocefab.deploy.inventory import Access
 from rocefab.deploy.library_logs import CURRENT, library_logs_to_devices
 from rocefab.deploy.session import DeployError, DeviceSession, PendingCommit, describe, new_run_id
@@ -230,7 +231,10 @@ class Fleet:
 
         def save(item: _Live) -> None:
             session = self._open(item)
-            (folder / f"{item.target.name}.cfg").write_text(session.backup(), encoding="utf-8")
+            try:
+                write_whole(folder / f"{item.target.name}.cfg", session.backup())
+            except OSError as exc:
+                raise DeployError(item.target.name, f"backup not saved: {folder}: {exc.strerror or exc}") from None
             item.result.status = Status.NOT_CHECKED
             self.progress(item.target.name, "backed up")
 
@@ -238,24 +242,29 @@ class Fleet:
             self._each(live, save)
         finally:
             self._close(live)
-        (folder / "backup.json").write_text(json.dumps(
-            {"devices": {i.target.name: i.target.access.kind for i in live if i.result.status is Status.NOT_CHECKED},
-             "without_backup": {t.name: t.access.kind for t in without_backup}},
-            indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        # Written last, and whole: a folder with this index holds every backup it lists (rollback --latest).
+        index = json.dumps({"devices": {i.target.name: i.target.access.kind for i in live
+                                        if i.result.status is Status.NOT_CHECKED},
+                            "without_backup": {t.name: t.access.kind for t in without_backup}},
+                           indent=2, sort_keys=True) + "\n"
+        try:
+            write_whole(folder / "backup.json", index)
+        except OSError as exc:
+            for item in live:
+                if item.result.status is Status.NOT_CHECKED:
+                    item.result.status = Status.FAILED
+                    item.result.error = f"backup index not saved: {folder}: {exc.strerror or exc}"
         return [i.result for i in live]
 
-    def settle(self, keep_planned: bool = True) -> list[DeviceResult]:
-        """Finish every commit awaiting its confirm before anything else runs (apply, rollback): confirm one that
-        runs exactly what this run would push and whose device passes the gate (`keep_planned`), revert any other
-        now. Each device's `cleaned` says what was done; a device left in doubt is UNKNOWN."""
+    def preflight(self, keep_planned: bool = True) -> list[DeviceResult]:
+        """Before anything changes (apply, rollback): reach and log in to every device of the run, and finish every
+        commit awaiting its confirm — confirm one that runs exactly what this run would push and whose device
+        passes the gate (`keep_planned`), revert any other now. A device reached is NOT_CHECKED (its `cleaned`
+        says what was settled), one that could not be reached FAILED, one left in doubt UNKNOWN."""
         with library_logs_to_devices():
             live = self._live(self.targets)
-            for item in live:
-                item.result.status = Status.NOT_CHECKED
-            # only platforms with a revert window can have a commit awaiting its confirm
-            confirming = [i for i in live if unit(i.target.access.kind).session().commit_confirm]
             try:
-                self._each(confirming, lambda item: self._settle(item, keep_planned))
+                self._each(live, lambda item: self._settle(item, keep_planned))
             finally:
                 self._close(live)
             return [i.result for i in live]
@@ -263,6 +272,8 @@ class Fleet:
     def _settle(self, item: _Live, keep_planned: bool) -> None:
         # Before any cleanup: a leftover restore point names the run a pending commit belongs to.
         session = self._open(item, clean=False)
+        item.result.status = Status.NOT_CHECKED
+        self.progress(item.target.name, "reached")
         for waiting in session.pending_commits():
             keep, why = self._worth_keeping(item, session, waiting) if keep_planned else \
                 (False, "this run restores a backup")

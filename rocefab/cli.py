@@ -200,6 +200,10 @@ def render(
             checks()
         err.print(f"{exc}; nothing was written", markup=False)
         raise typer.Exit(EXIT_INPUT) from None
+    except OSError as exc:  # a full or read-only disk: the render stops in its staging folder, the output is as it was
+        where = exc.filename or output
+        err.print(f"{where}: cannot write: {exc.strerror or exc}; {output} is as it was before", markup=False)
+        raise typer.Exit(EXIT_INPUT) from None
     kinds = Counter(f.kind for f in files)
     detail = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
     out.print(f"wrote {len(files)} files to {output} ({detail}) and manifest.json")

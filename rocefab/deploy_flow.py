@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from rocefab import deploy_report as report
 from rocefab.console import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, EXIT_UNKNOWN, err, out
+from rocefab.deploy.durable import MIN_FREE_BYTES, writable_with_room
 from rocefab.deploy.fleet import DeviceResult, Fleet, SessionFactory, Status, Target
 from rocefab.deploy.inventory import CredentialError, Inventory, PasswordSource, load_inventory
 from rocefab.deploy.library_logs import capture_library_logs
@@ -154,21 +155,29 @@ def _dry_run(targets: Sequence[Target], clear_stale: bool, concurrency: int, mer
         return _run(progress, fleet).dry_run()
 
 
-def _settle(targets: Sequence[Target], sessions: SessionFactory, concurrency: int, merge: bool, run_id: str,
-            gate: Gate | None, shown: Shown) -> dict[str, list[str]]:
-    """Before anything else in apply: finish every commit awaiting its confirm (kept if it is what this run pushes
-    and passes the gate, else reverted), and say so; exit 3 when a device's state is left in doubt."""
-    with _progress(len(targets), "pending commits") as progress:
+def _preflight(targets: Sequence[Target], sessions: SessionFactory, concurrency: int, merge: bool, run_id: str,
+               gate: Gate | None, shown: Shown) -> dict[str, list[str]]:
+    """Before anything changes: every device of the run is reached and logged in to, and every commit awaiting its
+    confirm is settled (kept if it is what this run pushes and passes the gate, else reverted) and said so. A
+    device not reached stops the run with nothing changed (exit 1); one left in doubt exits 3. `--yes` does not
+    skip this. What was settled, per device."""
+    with _progress(len(targets), "reaching every device") as progress:
         fleet = Fleet(targets, sessions, concurrency, replace=not merge, run_id=run_id, gate=gate)
-        results = _run(progress, fleet).settle()
+        results = _run(progress, fleet).preflight()
     report.print_cleaned(results)
-    if any(r.status is Status.UNKNOWN for r in results):
-        code = EXIT_UNKNOWN
+    stopped = [r for r in results if r.status is not Status.NOT_CHECKED]
+    if stopped:
+        code = outcome(stopped)
+        for r in results:
+            if r.status is Status.NOT_CHECKED:
+                r.status = Status.NOT_STARTED
+        title = (f"{len(stopped)} of {len(results)} device(s) could not be reached or settled before the first "
+                 "commit - nothing was changed" + (" except the pending commits settled above" if any(
+                     r.cleaned for r in results) else ""))
         if shown.as_json:
-            report.print_json("apply", results, code, run_id=run_id, stage="pending commits", backup=None)
+            report.print_json("apply", results, code, run_id=run_id, stage="preflight", backup=None)
         else:
-            report.print_table([r for r in results if r.status is not Status.NOT_CHECKED],
-                               "settling commits awaiting their confirm failed - nothing else was changed")
+            report.print_table(stopped, title)
         raise typer.Exit(code)
     return {r.name: r.cleaned for r in results if r.cleaned}
 
@@ -235,6 +244,11 @@ def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, bac
         _refuse_unconfirmed()
     sessions = session_factory(clear_stale)
     plan = checked_plan(intent)
+    # The backups are the way back: a folder that cannot take them stops the run before any device is reached.
+    problem = writable_with_room(backup_dir, max(MIN_FREE_BYTES, len(plan.switches) * 2**20))
+    if problem is not None:
+        err.print(f"{backup_dir}: backups cannot be saved: {problem}; nothing was changed", markup=False)
+        raise typer.Exit(EXIT_INPUT)
     targets = _targets(plan, _files(intent, plan, source, only), _inventory(inventory), only)
     names = {t.name for t in targets}
     waves = [[n for n in wave if n in names] for wave in rollout_waves(plan, canary_groups)]
@@ -245,7 +259,7 @@ def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, bac
     hosts = [t for t in targets if not unit(t.access.kind).session().has_backup]
     gate = plan_gate(plan) if verify else None
     with _locked(inventory, "apply", run_id, force_unlock):
-        done = _settle(targets, sessions, concurrency, merge, run_id, gate, shown)
+        done = _preflight(targets, sessions, concurrency, merge, run_id, gate, shown)
         approved: dict[str, str] | None = None
         if not yes:
             go, reviewed = _confirmed(targets, clear_stale, concurrency, merge, run_id, shown)

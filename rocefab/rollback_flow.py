@@ -36,13 +36,33 @@ class Backup:
     without_backup: dict[str, str]  # the run's devices it could not save (hosts): left as they are
 
 
+def incomplete(folder: Path) -> str | None:
+    """Why `folder` is not a whole backup (no readable index, a listed config missing or empty), or None."""
+    try:
+        index = json.loads((folder / "backup.json").read_text(encoding="utf-8"))
+        devices = list(dict(index["devices"]))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return f"no readable backup.json ({exc})"
+    for name in devices:
+        config = folder / f"{name}.cfg"
+        if not config.is_file() or config.stat().st_size == 0:
+            return f"{config.name} missing or empty"
+    return None
+
+
 def latest(backup_dir: Path) -> Path:
-    """The newest backup under `backup_dir`: run ids start with their UTC time, so the last name is the newest."""
-    found = sorted((p for p in backup_dir.glob("*/backup.json")), key=lambda p: (p.parent.name, p.stat().st_mtime))
-    if not found:
-        err.print(f"{backup_dir}: holds no rocefab backup (a folder with backup.json)", markup=False)
-        raise typer.Exit(EXIT_INPUT)
-    return found[-1].parent
+    """The newest whole backup under `backup_dir` (run ids start with their UTC time, so the last name is the
+    newest); newer folders that are not whole (a run stopped by a full disk) are skipped, and said so."""
+    folders = sorted((p for p in backup_dir.glob("*") if p.is_dir()), key=lambda p: p.name, reverse=True)
+    for folder in folders:
+        why = incomplete(folder)
+        if why is None:
+            return folder
+        if (folder / "backup.json").exists() or any(folder.glob("*.cfg")):
+            err.print(f"{folder}: skipped, not a whole backup: {why}", markup=False)
+    err.print(f"{backup_dir}: holds no whole rocefab backup (a folder with backup.json and every config it "
+              "lists)", markup=False)
+    raise typer.Exit(EXIT_INPUT)
 
 
 def read_backup(folder: Path) -> Backup:
@@ -103,9 +123,10 @@ def rollback(inventory: Path, backup: Path | None, use_latest: bool, backup_dir:
             results = fleet.dry_run()
         else:
             # A commit awaiting its confirm is reverted first: the backup is what the devices go back to.
-            results = fleet.settle(keep_planned=False)
+            # Every switch of the backup is reached first; a commit awaiting its confirm is reverted.
+            results = fleet.preflight(keep_planned=False)
             done = {r.name: r.cleaned for r in results}
-            if any(r.status is Status.UNKNOWN for r in results):
+            if any(r.status is not Status.NOT_CHECKED for r in results):
                 for r in results:  # nothing was restored
                     if r.status is Status.NOT_CHECKED:
                         r.status = Status.NOT_STARTED

@@ -167,9 +167,9 @@ def test_a_slow_device_times_out_and_nothing_changes(lab: FabricLab) -> None:
     started = time.monotonic()
     result = rocefab(lab, "apply", "--only", "leaf1-a,leaf1-b", inventory_path=inventory(lab, timeout_s=2))
     assert result.returncode == 1, result.stdout + result.stderr
-    # The first thing an apply does to every switch is save its running config: that is where it times out.
+    # The first thing an apply does is reach every device of the run: that is where it times out.
     assert "timeout after 2 s" in row(result.stdout, "leaf1-b") and "failed" in row(result.stdout, "leaf1-b")
-    assert "failed - nothing was changed" in result.stdout
+    assert "before the first commit - nothing was changed" in result.stdout
     assert time.monotonic() - started < 60
     assert {name: state(lab, name) for name in before} == before
 
@@ -363,3 +363,19 @@ def test_a_device_failing_at_backup_leaves_the_others_not_checked(lab: FabricLab
     assert devices["spine1"]["status"] == "failed"
     assert devices["leaf1-a"]["status"] == devices["leaf1-b"]["status"] == "not_checked"
     assert {name: state(lab, name) for name in before} == before
+
+
+@pytest.mark.parametrize("device", ["gpu004", "spine1"])
+def test_every_device_is_reached_before_the_first_commit(lab: FabricLab, device: str) -> None:
+    """A host or the spine of the last wave does not answer: with --yes too, apply finds it before any wave
+    commits, lists it and changes nothing anywhere (before, the leaves of the first wave had committed)."""
+    names = ("spine1", "leaf1-a", "leaf1-b", "gpu001", "gpu004")
+    before = {name: state(lab, name) for name in names}
+    lab.emulator(device).reach.down = True
+    result = rocefab(lab, "apply")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "could not be reached or settled before the first commit - nothing was changed" in result.stdout
+    assert "cannot reach" in row(result.stdout, device) or "cannot open" in row(result.stdout, device)
+    assert not (lab.folder.parent / "rocefab-backups").exists() or not any(
+        (lab.folder.parent / "rocefab-backups").iterdir()), "stopped before the backup"
+    assert {name: state(lab, name) for name in names} == before
