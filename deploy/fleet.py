@@ -28,6 +28,7 @@ from rocefab.deploy.durable import write_whole
 from rocefab.deploy.inventory import Access
 from rocefab.deploy.library_logs import CURRENT, library_logs_to_devices
 from rocefab.deploy.session import DeployError, DeviceSession, PendingCommit, describe, new_run_id
+from rocefab.deploy.stop import StopRequest
 from rocefab.platforms import unit
 
 if TYPE_CHECKING:
@@ -87,6 +88,7 @@ class _Live:
     result: DeviceResult
     session: DeviceSession | None = None
     committed: bool = False  # the device may have changed from here on
+    settled: bool = False  # a commit of it was confirmed or undone (read back): its state is known again
     lost: bool = False  # a step failed because the connection did: what the device did is not known
     before: str | None = None  # normalized backup() text read before the commit, to check a rollback against
     started: float = field(default_factory=time.monotonic)
@@ -100,8 +102,11 @@ class Fleet:
     def __init__(self, targets: Sequence[Target], sessions: SessionFactory, concurrency: int = 16,
                  progress: Progress = _noop, replace: bool = True, run_id: str | None = None,
                  clean_leftovers: bool = False, gate: Gate | None = None, settle_s: float = 60.0,
-                 reviewed: Mapping[str, str] | None = None) -> None:
+                 reviewed: Mapping[str, str] | None = None, stop: StopRequest | None = None) -> None:
         self.targets = list(targets)
+        # A signal asked the run to stop (deploy/stop.py): no new step starts, the wave in progress is rolled back.
+        self.stop = stop
+        self._wave: list[_Live] = []  # the wave being applied, for `unsettled`
         # The diffs a person approved (apply's question): a device whose staged diff is no longer the one
         # approved (someone changed it meanwhile) is not committed, and its wave stops.
         self.reviewed = reviewed
@@ -316,7 +321,10 @@ class Fleet:
         by_name = {t.name: t for t in self.targets}
         results: dict[str, DeviceResult] = {t.name: DeviceResult(t.name, t.access.kind) for t in self.targets}
         for index, wave in enumerate(waves):
+            if self._stopped():
+                break
             live = self._live(by_name[name] for name in wave)
+            self._wave = live
             settled = frozenset(name for w in waves[:index + 1] for name in w)
             try:
                 ok = self._apply_wave(live, confirm_seconds, settled)
@@ -326,7 +334,18 @@ class Fleet:
                 results[item.target.name] = item.result
             if not ok:
                 break
+        if self.stop is not None and self.stop.requested:
+            for result in results.values():
+                if result.status is Status.NOT_STARTED and not result.error:
+                    result.error = self.stop.reason()
         return [results[t.name] for t in self.targets]
+
+    def _stopped(self) -> bool:
+        return self.stop is not None and self.stop.requested
+
+    def unsettled(self) -> list[str]:
+        """Devices of the wave in progress that committed and were neither confirmed nor undone yet."""
+        return [i.target.name for i in self._wave if i.committed and not i.settled]
 
     def _apply_wave(self, live: list[_Live], confirm_seconds: int | None,
                     settled: frozenset[str] = frozenset()) -> bool:
@@ -338,11 +357,13 @@ class Fleet:
                     item.result.status = Status.FAILED
                     item.result.error = ("changed since it was reviewed: what it would change now is not what was "
                                          "approved; nothing was committed (review again)")
-        if any(i.result.status in (Status.FAILED, Status.UNKNOWN) for i in live):
+        if self._stopped() or any(i.result.status in (Status.FAILED, Status.UNKNOWN) for i in live):
             self._each([i for i in live if i.session is not None], _discard)
             for item in live:
                 if item.result.status not in (Status.FAILED, Status.UNKNOWN):
                     item.result.status = Status.NOT_STARTED
+                    if self.stop is not None and self.stop.requested:
+                        item.result.error = f"{self.stop.reason()} before its commit; staged and discarded"
             return False
 
         changing = [i for i in live if i.result.status is Status.PENDING]
@@ -359,6 +380,8 @@ class Fleet:
             if leftover:
                 raise DeployError(item.target.name, f"after commit the device still differs:\n{leftover}")
             item.result.status = Status.COMMITTED
+            # without a revert window (a host's script, NX-OS) a finished commit is a known state: the new one
+            item.settled = not item.session.commit_confirm
             self.progress(item.target.name, "committed")
 
         def confirm(item: _Live) -> None:
@@ -379,7 +402,7 @@ class Fleet:
             deadline = time.monotonic() + self.settle_s
             while True:
                 failed_checks = self.gate(item.target.name, item.session, settled)
-                if not failed_checks:
+                if not failed_checks or self._stopped():
                     return
                 if time.monotonic() >= deadline:
                     break
@@ -389,12 +412,16 @@ class Fleet:
             raise DeployError(item.target.name, f"verify after commit failed: {shown}")
 
         self._each(changing, commit)
-        if self.gate is not None and all(i.result.status is Status.COMMITTED for i in changing):
+        if self.gate is not None and not self._stopped() and all(i.result.status is Status.COMMITTED
+                                                                 for i in changing):
             self._each(changing, gate)
-        if all(i.result.status is Status.COMMITTED for i in changing):
+        if not self._stopped() and all(i.result.status is Status.COMMITTED for i in changing):
             self._each(changing, confirm)
             if all(i.result.status is Status.COMMITTED for i in changing):
+                for item in changing:
+                    item.settled = True
                 return True
+        # A stop undoes the wave's commits as a failure does; the devices that did nothing wrong are not culprits.
         failed = {i.target.name for i in changing if i.result.status is not Status.COMMITTED}
         # Devices without rollback (hosts: an idempotent script) stay as they are: a host that committed is
         # fully new; one that failed says so. Waves never mix them with switches.
@@ -410,7 +437,8 @@ class Fleet:
 
     def _undo(self, item: _Live, culprit: bool) -> None:
         """Roll one device back, then read its config back and compare; say exactly what was established."""
-        reason = item.result.error if culprit else None
+        stopped = self.stop.reason() if self.stop is not None and self.stop.requested else None
+        reason = item.result.error if culprit else stopped
         prefix = f"{reason}; " if reason else ""
         assert item.session is not None
         try:
@@ -438,6 +466,7 @@ class Fleet:
             return
         item.result.status = Status.FAILED if culprit else Status.ROLLED_BACK
         item.result.error = f"{prefix}rolled back: the running config read back equals the one before the commit"
+        item.settled = True
         self.progress(item.target.name, "rolled back")
 
 

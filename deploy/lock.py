@@ -63,6 +63,17 @@ def _alive(pid: int) -> bool:
     return True
 
 
+_HELD: set[int] = set()  # the lock files this process holds, by descriptor
+
+
+def release_held() -> None:
+    """Free every lock this process holds now, for a process about to exit without unwinding (a second signal);
+    the kernel drops the flock itself when the process ends."""
+    for fd in list(_HELD):
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+
+
 @contextlib.contextmanager
 def fleet_lock(inventory: Path, command: str, run_id: str, force: bool = False) -> Iterator[list[str]]:
     """Hold the inventory's lock for a run; yields notes (a stale or forced lock taken over) to print."""
@@ -97,9 +108,11 @@ def fleet_lock(inventory: Path, command: str, run_id: str, force: bool = False) 
         os.ftruncate(fd, 0)
         os.lseek(fd, 0, os.SEEK_SET)
         os.write(fd, (json.dumps(record) + "\n").encode())
+        _HELD.add(fd)
         try:
             yield notes
         finally:
+            _HELD.discard(fd)
             os.ftruncate(fd, 0)  # an empty lock file is a free one
     finally:
         os.close(fd)

@@ -22,8 +22,9 @@ from rocefab.deploy.durable import MIN_FREE_BYTES, writable_with_room
 from rocefab.deploy.fleet import DeviceResult, Fleet, SessionFactory, Status, Target
 from rocefab.deploy.inventory import CredentialError, Inventory, PasswordSource, load_inventory
 from rocefab.deploy.library_logs import capture_library_logs
-from rocefab.deploy.lock import LockError, fleet_lock
+from rocefab.deploy.lock import LockError, fleet_lock, release_held
 from rocefab.deploy.session import new_run_id
+from rocefab.deploy.stop import StopRequest, stop_on_signals
 from rocefab.deploy.targets import InventoryMismatch, build_targets, rollout_waves, session_factory
 from rocefab.deploy.verify.gate import Gate, plan_gate
 from rocefab.models.loader import IntentLoadError
@@ -155,6 +156,20 @@ def _dry_run(targets: Sequence[Target], clear_stale: bool, concurrency: int, mer
         return _run(progress, fleet).dry_run()
 
 
+def _stop_before_change(stop: StopRequest, targets: Sequence[Target], shown: Shown, run_id: str, when: str) -> None:
+    """A signal arrived before any commit: end here, saying so, with every device as it was (pending commits
+    settled excepted, which the preflight printed)."""
+    if not stop.requested:
+        return
+    results = [DeviceResult(t.name, t.access.kind, Status.NOT_STARTED, error=f"{stop.reason()} {when}")
+               for t in targets]
+    if shown.as_json:
+        report.print_json("apply", results, stop.exit_code, run_id=run_id, stage="stopped", backup=None)
+    else:
+        report.print_table(results, f"{stop.reason()} {when} - no device was changed")
+    raise typer.Exit(stop.exit_code)
+
+
 def _preflight(targets: Sequence[Target], sessions: SessionFactory, concurrency: int, merge: bool, run_id: str,
                gate: Gate | None, shown: Shown) -> dict[str, list[str]]:
     """Before anything changes: every device of the run is reached and logged in to, and every commit awaiting its
@@ -258,41 +273,54 @@ def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, bac
     switches = [t for t in targets if unit(t.access.kind).session().has_backup]
     hosts = [t for t in targets if not unit(t.access.kind).session().has_backup]
     gate = plan_gate(plan) if verify else None
+    current: list[Fleet] = []  # the fleet applying the waves, once there is one: what a second signal leaves unknown
+
+    def signals() -> contextlib.AbstractContextManager[StopRequest]:
+        return stop_on_signals(lambda text: err.print(text, markup=False),
+                               lambda: current[0].unsettled() if current else [], release_held)
+
     with _locked(inventory, "apply", run_id, force_unlock):
-        done = _preflight(targets, sessions, concurrency, merge, run_id, gate, shown)
+        with signals() as stop:
+            done = _preflight(targets, sessions, concurrency, merge, run_id, gate, shown)
+        _stop_before_change(stop, targets, shown, run_id, "while every device was reached")
         approved: dict[str, str] | None = None
-        if not yes:
+        if not yes:  # Ctrl-C at the question aborts as it always does: nothing has changed
             go, reviewed = _confirmed(targets, clear_stale, concurrency, merge, run_id, shown)
             approved = {r.name: r.diff for r in reviewed}
             if not go:
                 if shown.as_json:
                     report.print_json("apply", reviewed, EXIT_OK, run_id=run_id, waves=waves, backup=None)
                 raise typer.Exit(EXIT_OK)
-        with _progress(len(switches), "backup") as progress:
-            backups = _run(progress, Fleet(switches, sessions, concurrency, run_id=run_id,
-                                           clean_leftovers=True)).backup(folder, without_backup=hosts)
-        if any(r.status is not Status.NOT_CHECKED for r in backups):
-            if shown.as_json:
-                report.print_json("apply", backups, EXIT_FINDINGS, run_id=run_id, waves=waves, backup=str(folder),
-                                  stage="backup")
-            else:
-                report.print_table(backups, f"backup to {folder} failed - nothing was changed")
-            raise typer.Exit(EXIT_FINDINGS)
-        report.print_cleaned(backups)
-        for r in backups:
-            done.setdefault(r.name, []).extend(r.cleaned)
-        err.print(f"running configs of {len(switches)} switches saved in {folder}", markup=False)
-        with _progress(len(targets) * 2, "apply") as progress:
-            # the gate waits for sessions to settle up to a quarter of the revert window (a minute at most)
-            fleet = Fleet(targets, sessions, concurrency, replace=not merge, run_id=run_id, clean_leftovers=True,
-                          gate=gate,
-                          settle_s=min(60.0, confirm_s / 4) if confirm_s else 60.0, reviewed=approved)
-            results = _run(progress, fleet).apply(waves, confirm_s or None)
+        with signals() as stop:
+            with _progress(len(switches), "backup") as progress:
+                backups = _run(progress, Fleet(switches, sessions, concurrency, run_id=run_id,
+                                               clean_leftovers=True)).backup(folder, without_backup=hosts)
+            if any(r.status is not Status.NOT_CHECKED for r in backups):
+                if shown.as_json:
+                    report.print_json("apply", backups, EXIT_FINDINGS, run_id=run_id, waves=waves,
+                                      backup=str(folder), stage="backup")
+                else:
+                    report.print_table(backups, f"backup to {folder} failed - nothing was changed")
+                raise typer.Exit(EXIT_FINDINGS)
+            _stop_before_change(stop, targets, shown, run_id, f"after the backup to {folder}")
+            report.print_cleaned(backups)
+            for r in backups:
+                done.setdefault(r.name, []).extend(r.cleaned)
+            err.print(f"running configs of {len(switches)} switches saved in {folder}", markup=False)
+            with _progress(len(targets) * 2, "apply") as progress:
+                # the gate waits for sessions to settle up to a quarter of the revert window (a minute at most)
+                fleet = Fleet(targets, sessions, concurrency, replace=not merge, run_id=run_id,
+                              clean_leftovers=True, gate=gate,
+                              settle_s=min(60.0, confirm_s / 4) if confirm_s else 60.0, reviewed=approved, stop=stop)
+                current.append(fleet)
+                results = _run(progress, fleet).apply(waves, confirm_s or None)
     report.print_cleaned(results)
     for r in results:  # what was done before the waves belongs to each device's line too
         r.cleaned[:0] = done.get(r.name, [])
     code = outcome(results)
-    if any(r.status in (Status.FAILED, Status.UNKNOWN) for r in results):
+    if stop.requested and code != EXIT_UNKNOWN:
+        code = stop.exit_code
+    if stop.requested or any(r.status in (Status.FAILED, Status.UNKNOWN) for r in results):
         err.print(f"stopped; restore everything with: rocefab rollback --inventory {inventory} --backup {folder}",
                   markup=False)
     explain_unknown(results, intent, inventory, folder)

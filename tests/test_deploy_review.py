@@ -117,6 +117,7 @@ def test_latest_backup_and_what_it_leaves_alone(tmp_path: Path) -> None:
         (tmp_path / run).mkdir()
         (tmp_path / run / "backup.json").write_text(json.dumps(
             {"devices": {"leaf1-a": "eos"}, "without_backup": {"gpu001": "host"}}))
+        (tmp_path / run / "leaf1-a.cfg").write_text("hostname leaf1-a\n")
     (tmp_path / "20261202T000000-dddddd").mkdir()  # no backup.json: not a backup
     assert latest(tmp_path).name == "20261201T110000-bbbbbb"
     backup = read_backup(latest(tmp_path))

@@ -37,7 +37,8 @@ UNCOVERED = {"pfc-off", "dscp-map", "strict-off", "pause-storm", "watchdog-storm
 
 
 def test_every_switch_fault_is_covered_or_named_as_uncovered() -> None:
-    switch_faults = {name for name, kind in control.KINDS.items() if kind.on_switch}
+    # deploy faults (a lost confirm) meet a run of apply, not a state of the fabric a test could judge
+    switch_faults = {name for name, kind in control.KINDS.items() if kind.on_switch and not kind.deploy}
     covered = {words[0] for _, words, _ in FAULTS}
     assert covered | UNCOVERED == switch_faults and not covered & UNCOVERED
 

@@ -379,3 +379,51 @@ def test_every_device_is_reached_before_the_first_commit(lab: FabricLab, device:
     assert not (lab.folder.parent / "rocefab-backups").exists() or not any(
         (lab.folder.parent / "rocefab-backups").iterdir()), "stopped before the backup"
     assert {name: state(lab, name) for name in names} == before
+
+
+# -- signals ----------------------------------------------------------------------------------------------------------
+def _committed_with_timer(lab: FabricLab, name: str, process: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 90
+    leaf = lab.emulator(name)
+    while not [s for s in list(leaf.sessions.values()) if s.state == "pendingCommitTimer"]:
+        assert time.monotonic() < deadline and process.poll() is None, process.communicate()
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_signal_stops_the_run_rolls_the_wave_back_and_says_so(lab: FabricLab, sent: signal.Signals) -> None:
+    """Mid-wave (leaf1-a committed with its timer, leaf1-b still at it): each device finishes its step, the wave
+    is rolled back and read back, later waves never start, the table is printed, the lock is free and the exit
+    code says which signal (128 + its number)."""
+    names = ("spine1", "leaf1-a", "leaf1-b", "gpu001")
+    before = {name: state(lab, name) for name in names}
+    lab.emulator("leaf1-b").faults.delay_seconds = 1.0
+    run = rocefab(lab, "apply", background=True)
+    _committed_with_timer(lab, "leaf1-a", run)
+    run.send_signal(sent)
+    stdout, stderr = run.communicate(timeout=240)
+    assert run.returncode == 128 + sent, stdout + stderr
+    assert f"{sent.name}: stopping" in stderr and "Traceback" not in stderr
+    for leaf in ("leaf1-a", "leaf1-b"):
+        seen = row(stdout, leaf)
+        assert "rolled back" in seen and f"stopped by {sent.name}" in seen, seen
+    assert "not started" in row(stdout, "spine1") and f"stopped by {sent.name}" in row(stdout, "spine1")
+    assert {name: state(lab, name) for name in names} == before
+    assert not [s for s in lab.emulator("leaf1-a").sessions.values() if s.state == "pendingCommitTimer"]
+    assert (lab.folder / "inventory.yaml.lock").read_text(encoding="utf-8") == "", "the lock is free"
+
+
+def test_a_second_signal_exits_at_once_naming_what_is_unknown(lab: FabricLab) -> None:
+    lab.emulator("leaf1-b").faults.delay_seconds = 2.0
+    run = rocefab(lab, "apply", background=True)
+    _committed_with_timer(lab, "leaf1-a", run)
+    run.send_signal(signal.SIGTERM)
+    time.sleep(0.3)
+    run.send_signal(signal.SIGTERM)
+    stdout, stderr = run.communicate(timeout=60)
+    assert run.returncode == 3, stdout + stderr
+    assert "SIGTERM again: exiting now; state unknown for" in stderr and "leaf1-a" in stderr, stderr
+    assert (lab.folder / "inventory.yaml.lock").read_text(encoding="utf-8") == ""
+    lab.emulator("leaf1-b").faults.delay_seconds = 0
+    looked = rocefab(lab, "diff", "--only", "leaf1-a")
+    assert "pending revert" in row(looked.stdout, "leaf1-a"), looked.stdout  # what it left is found next time
