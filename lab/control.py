@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import socket
 import socketserver
 import threading
@@ -76,6 +77,11 @@ KINDS = {k.name: k for k in (
     FaultKind("lose-confirm", (), True, False, deploy=True),
     # a commit awaiting its confirm reverts now, as when its window closes (nothing pending: nothing happens)
     FaultKind("expire-confirm", (), True, False, deploy=True),
+    # the management connection is lost when a command matching PATTERN arrives (unrun); silent until --clear
+    FaultKind("drop-at", ("PATTERN",), True, True, deploy=True),
+    FaultKind("delay", ("SECONDS",), True, True, deploy=True),  # every answer this much later
+    FaultKind("reject", ("PATTERN",), True, False, deploy=True),  # config matching PATTERN refused as invalid
+    FaultKind("wrong-password", (), True, True, deploy=True),  # every login refused, as after a password change
 )}
 
 
@@ -140,6 +146,19 @@ class FaultBook:
                 return f"{device} stops answering when a commit's confirm arrives; the commit stays pending"
             if kind == "expire-confirm":
                 return str(emulator.expire_pending_now())
+            if kind == "drop-at":
+                re.compile(args[0])
+                emulator.reach.down_on, emulator.reach.down_after = args[0], False
+                return f"{device} stops answering when a command matching {args[0]!r} arrives"
+            if kind in ("delay", "reject", "wrong-password"):
+                if kind == "delay" and not 0 <= float(args[0]) <= 600:
+                    raise FaultError("delay: SECONDS from 0 to 600")
+                if kind == "reject":
+                    re.compile(args[0])
+                emulator.KNOBS.make(emulator, kind, args[0] if args else "")
+                return {"delay": f"{device}: every answer {args[0] if args else ''} s late",
+                        "reject": f"{device}: config matching {args[0] if args else ''!r} refused as invalid",
+                        "wrong-password": f"{device}: every login refused, as after a password change"}[kind]
             if kind == "dscp-map":
                 return str(emulator.set_dscp(_number(args[0], kind, low=0), _number(args[1], kind, low=0)))
             if kind == "strict-off":
@@ -172,6 +191,8 @@ class FaultBook:
             return said
         except FaultError:
             raise
+        except re.error as exc:
+            raise FaultError(f"{kind}: not a regular expression: {exc}") from None
         except ValueError as exc:
             raise FaultError(str(exc)) from None
         except AttributeError:  # the emulator of this platform does not model that change
@@ -181,8 +202,11 @@ class FaultBook:
         with self.lock:
             for device, snapshot in self.snapshots.items():
                 self.emulators[device].restore(snapshot)
-            for device in self.reached - set(self.snapshots):
-                self.emulators[device].reach.clear()
+            for device in self.reached:  # the management plane as it was; the config as it is now
+                emulator = self.emulators[device]
+                emulator.reach.clear()
+                if hasattr(emulator, "KNOBS"):
+                    emulator.KNOBS.clear(emulator)
             self.wiring.clear(self.pristine)
             count = len(self.made)
             self.made.clear()

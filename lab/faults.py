@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass
@@ -39,3 +40,35 @@ class Reachability:
 
     def clear(self) -> None:
         self.down, self.down_on, self.down_after = False, None, False
+
+
+@dataclass(frozen=True)
+class Knobs:
+    """Where an emulator keeps its management-plane faults (`rocefab lab fault delay|reject|wrong-password`): the
+    names of attributes on its `faults` object (or on the emulator itself, `on_faults=False`)."""
+
+    delay: str  # seconds every answer waits
+    refuse_logins: str  # True: every login refused, as after a password change
+    reject: str | None = None  # a regex of config the device refuses as invalid; None where nothing is staged
+    on_faults: bool = True
+
+    def owner(self, emulator: Any) -> object:
+        return emulator.faults if self.on_faults else emulator
+
+    def make(self, emulator: Any, kind: str, value: str) -> None:
+        owner = self.owner(emulator)
+        if kind == "delay":
+            setattr(owner, self.delay, float(value))
+        elif kind == "reject":
+            if self.reject is None:
+                raise ValueError("reject: this device stages no config to refuse")
+            setattr(owner, self.reject, value)
+        else:
+            setattr(owner, self.refuse_logins, True)
+
+    def clear(self, emulator: Any) -> None:
+        owner = self.owner(emulator)
+        setattr(owner, self.delay, 0.0)
+        setattr(owner, self.refuse_logins, False)
+        if self.reject is not None:
+            setattr(owner, self.reject, None)

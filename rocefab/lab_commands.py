@@ -27,7 +27,8 @@ START_TIMEOUT_S = 120
 KIND_NAMES = ("mtu", "pfc-off", "speed", "link-down", "miscable", "bgp-down", "trust-pcp", "ecn-off", "global-pause",
               "dscp-map", "nic-dscp-map", "strict-off", "unreachable", "pause-storm", "drops", "errors",
               "watchdog-storm", "ecn-marks", "bond-leave", "no-address", "tos-reset", "nccl-set", "firmware",
-              "peermem-unload", "retransmits", "host-pause-storm", "lose-confirm", "expire-confirm")
+              "peermem-unload", "retransmits", "host-pause-storm", "lose-confirm", "expire-confirm",
+              "drop-at", "delay", "reject", "wrong-password")
 
 
 def _state(folder: Path) -> dict[str, Any] | None:
@@ -131,7 +132,8 @@ def fault(
 ) -> None:
     """Break the running lab as fabrics break (`mtu PORT BYTES`, `pfc-off PORT`, `speed PORT GBPS`, `link-down
     PORT`, `miscable PORT PORT`, `bgp-down PEER`; on hosts `trust-pcp NETDEV`, `ecn-off NETDEV`, `mtu NETDEV
-    BYTES`, `global-pause NETDEV`; for a deploy to meet `lose-confirm`, `expire-confirm`), or `--clear` them all
+    BYTES`, `global-pause NETDEV`; for a deploy to meet `lose-confirm`, `expire-confirm`, `drop-at PATTERN`,
+    `delay SECONDS`, `reject PATTERN`, `wrong-password`), or `--clear` them all
     (a deploy fault's `--clear` gives the device back its voice and leaves what was committed)."""
     from rocefab.lab import control
 

@@ -51,7 +51,7 @@ from rocefab.lab.cumulus import state as cumulus_state
 from rocefab.lab.cumulus.revisions import Confirm, NvueRevisions, Revision, now
 from rocefab.lab.cumulus.schema import Invalid, Tree
 from rocefab.lab.cumulus.tree import commands, diff, dig, lab_hash
-from rocefab.lab.faults import Reachability
+from rocefab.lab.faults import Knobs, Reachability
 from rocefab.lab.sshd import Disconnect, Outcome, Result
 from rocefab.lab.wiring import BgpSpeaker, Wiring
 
@@ -83,6 +83,7 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 class CumulusDevice(NvueRevisions):
     """The switch behind one `LabSSHServer`; thread-safe (commands run in the server's worker threads)."""
 
+    KNOBS = Knobs(delay="delay_s", refuse_logins="wrong_password", reject="reject_path")
     # How a confirm window is closed by its owner: what the `lose-confirm` fault never answers.
     CONFIRM_COMMAND = r"\bnv config apply\b.*--confirm-yes"
 

@@ -25,7 +25,7 @@ from rocefab.lab.eos import state as eos_state
 from rocefab.lab.eos.commands import Batch
 from rocefab.lab.eos.grammar import EOS_GRAMMAR
 from rocefab.lab.eos.sessions import MAX_SAVED_SESSIONS, CliError, Session, failed
-from rocefab.lab.faults import Reachability
+from rocefab.lab.faults import Knobs, Reachability
 from rocefab.lab.wiring import BgpSpeaker, Wiring
 
 __all__ = ["Drop", "EosDevice", "Faults"]
@@ -49,6 +49,7 @@ class Faults:
     drop_on: str | None = None  # regex: the connection closes without an answer at the first matching command
     drop_after: bool = False  # with drop_on: run that command first (the change is made, the answer is lost)
     stale_session: bool = False  # a pending session `napalm_stale` exists, as left behind by a crashed run
+    wrong_password: bool = False  # every login is refused, as after a password change
 
 
 class Drop(Exception):
@@ -57,6 +58,7 @@ class Drop(Exception):
 
 class EosDevice:
     # How a pending commit is confirmed from exec mode (NAPALM's confirm_commit): what `lose-confirm` never answers.
+    KNOBS = Knobs(delay="delay_seconds", refuse_logins="wrong_password", reject="reject_line")
     CONFIRM_COMMAND = r"^configure session \S+ commit$"
 
     def __init__(self, name: str = "leaf1", *, model: str = "DCS-7060X6-64PE", version: str = "4.34.1F",

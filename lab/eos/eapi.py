@@ -70,7 +70,7 @@ class _Handler(BaseHTTPRequestHandler):
             user, _, password = base64.b64decode(auth[6:]).decode().partition(":")
         except (ValueError, UnicodeDecodeError):
             return None
-        return user if (user, password) == (dev.username, dev.password) else None
+        return user if (user, password) == (dev.username, dev.password) and not dev.faults.wrong_password else None
 
     def do_HEAD(self) -> None:
         """What clients probe before they send commands (ANTA's reachability check is `HEAD /command-api` and

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rocefab.lab.faults import Reachability
+from rocefab.lab.faults import Knobs, Reachability
 from rocefab.lab.host import fakehost
 from rocefab.lab.host import traffic as host_traffic
 from rocefab.lab.sshd import Disconnect, Outcome
@@ -33,6 +33,8 @@ EXEC_TIMEOUT_S = 120
 class LinuxHost:
     """`LinuxHost(sandbox, "gpu001", netdevs, roce_lag)` builds a pristine fake host in `sandbox` (which must not
     exist yet) and serves it to `rocefab.lab.sshd.LabSSHServer`."""
+
+    KNOBS = Knobs(delay="delay_s", refuse_logins="refuse_logins", on_faults=False)
 
     def __init__(self, sandbox: Path, hostname: str, netdevs: Sequence[str],
                  roce_lag: Mapping[str, tuple[str, str]], *, rdma: Mapping[str, str] | None = None,

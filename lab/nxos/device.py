@@ -16,7 +16,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from rocefab.lab.faults import Reachability
+from rocefab.lab.faults import Knobs, Reachability
 from rocefab.lab.nxos import state as nxos_state
 from rocefab.lab.nxos.cli import BIOS, VERSION, CliSession
 from rocefab.lab.nxos.config import NxosConfig
@@ -42,9 +42,12 @@ class Faults:
     delay_seconds: float = 0.0  # before answering each NX-API request / SSH command
     drop_on: str | None = None  # at a command matching this regex the server closes the connection, unanswered
     password: str | None = None  # when set, the only password the device accepts (a rotated credential)
+    refuse_logins: bool = False  # every login refused, as after a password change nobody was told of
 
 
 class NxosDevice:
+    KNOBS = Knobs(delay="delay_seconds", refuse_logins="refuse_logins", reject="reject_line")
+
     def __init__(self, hostname: str = "switch", username: str = "admin", password: str = "admin",
                  ports: int = 64) -> None:
         self.name = hostname  # its name in the lab's wiring
@@ -63,7 +66,7 @@ class NxosDevice:
 
     def check_password(self, username: str, password: str) -> bool:
         expected = self.faults.password if self.faults.password is not None else self.password
-        return username == self.username and password == expected
+        return username == self.username and password == expected and not self.faults.refuse_logins
 
     def running_config(self, command: str = "show running-config") -> str:
         stamp = time.strftime("%a %b %d %H:%M:%S %Y")

@@ -427,3 +427,42 @@ def test_a_second_signal_exits_at_once_naming_what_is_unknown(lab: FabricLab) ->
     lab.emulator("leaf1-b").faults.delay_seconds = 0
     looked = rocefab(lab, "diff", "--only", "leaf1-a")
     assert "pending revert" in row(looked.stdout, "leaf1-a"), looked.stdout  # what it left is found next time
+
+
+# -- the management-plane faults `rocefab lab fault` makes, each met by a run ------------------------------------------
+@pytest.mark.parametrize(("device", "words", "said"), [
+    ("gpu001", ("wrong-password",), "SSH authentication failed"),
+    ("spine1", ("wrong-password",), "SSH authentication failed"),
+    ("leaf1-a", ("wrong-password",), "Unauthorized"),
+    ("leaf1-b", ("drop-at", "^show configuration sessions"), "leaf1-b"),
+    ("spine1", ("drop-at", "confirm-status"), "spine1"),
+])
+def test_a_management_fault_stops_apply_before_anything_changes(lab: FabricLab, device: str,
+                                                                words: tuple[str, ...], said: str) -> None:
+    assert lab.faults is not None
+    names = ("spine1", "leaf1-a", "leaf1-b", "gpu001", "gpu004")
+    before = {name: state(lab, name) for name in names}
+    lab.faults.make(device, words[0], list(words[1:]))
+    result = rocefab(lab, "apply")
+    assert result.returncode == 1, result.stdout + result.stderr
+    seen = row(result.stdout, device)
+    assert "failed" in seen and said in seen, seen
+    assert {name: state(lab, name) for name in names} == before
+    lab.faults.clear()
+    assert rocefab(lab, "apply").returncode == 0, "cleared: the management plane answers again"
+
+
+def test_delay_and_reject_from_the_fault_book(lab: FabricLab) -> None:
+    """`delay` past the inventory's timeout stops apply before any change; `reject` refuses spine1's QoS when
+    its wave stages it: the earlier waves stand committed, spine1 is unchanged and the run stops."""
+    assert lab.faults is not None
+    before = state(lab, "spine1")
+    lab.faults.make("leaf1-b", "delay", ["3"])
+    slow = rocefab(lab, "apply", inventory_path=inventory(lab, timeout_s=1))
+    assert slow.returncode == 1 and "timeout after 1 s" in row(slow.stdout, "leaf1-b"), slow.stdout
+    lab.faults.clear()
+    lab.faults.make("spine1", "reject", ["qos"])
+    refused = rocefab(lab, "apply", inventory_path=inventory(lab, timeout_s=120))
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "failed" in row(refused.stdout, "spine1") and "committed" in row(refused.stdout, "leaf1-a")
+    assert state(lab, "spine1") == before

@@ -184,3 +184,17 @@ class TestNxosOverSshDeployBehaviour(TestNxosDeployBehaviour):
     def serve(self, tmp_path: Path) -> Iterator[tuple[NxosDevice, Access]]:
         with serve_nxos(NxosDevice(self.name, password=BEHAVIOUR_PASSWORD)) as server:
             yield server.device, access(server, self.name, Transport.NXOS_SSH, password=BEHAVIOUR_PASSWORD)
+
+
+def test_management_faults_from_the_fault_book_reach_the_nxos_emulator() -> None:
+    from rocefab.lab.nxos.device import NxosDevice
+
+    device = NxosDevice("rack9-a")
+    device.KNOBS.make(device, "wrong-password", "")
+    device.KNOBS.make(device, "delay", "1.5")
+    device.KNOBS.make(device, "reject", "^priority-flow-control")
+    assert not device.check_password("admin", "admin")
+    assert (device.faults.delay_seconds, device.faults.reject_line) == (1.5, "^priority-flow-control")
+    device.KNOBS.clear(device)
+    assert device.check_password("admin", "admin") and device.faults.delay_seconds == 0.0
+    assert device.faults.reject_line is None
