@@ -269,12 +269,12 @@ class Fleet:
         with library_logs_to_devices():
             live = self._live(self.targets)
             try:
-                self._each(live, lambda item: self._settle(item, keep_planned))
+                self._each(live, lambda item: self._reach_and_settle(item, keep_planned))
             finally:
                 self._close(live)
             return [i.result for i in live]
 
-    def _settle(self, item: _Live, keep_planned: bool) -> None:
+    def _reach_and_settle(self, item: _Live, keep_planned: bool) -> None:
         # Before any cleanup: a leftover restore point names the run a pending commit belongs to.
         session = self._open(item, clean=False)
         item.result.status = Status.NOT_CHECKED
@@ -334,7 +334,7 @@ class Fleet:
                 results[item.target.name] = item.result
             if not ok:
                 break
-        if self.stop is not None and self.stop.requested:
+        if self.stop is not None and self._stopped():
             for result in results.values():
                 if result.status is Status.NOT_STARTED and not result.error:
                     result.error = self.stop.reason()
@@ -362,7 +362,7 @@ class Fleet:
             for item in live:
                 if item.result.status not in (Status.FAILED, Status.UNKNOWN):
                     item.result.status = Status.NOT_STARTED
-                    if self.stop is not None and self.stop.requested:
+                    if self.stop is not None and self._stopped():
                         item.result.error = f"{self.stop.reason()} before its commit; staged and discarded"
             return False
 
@@ -437,7 +437,7 @@ class Fleet:
 
     def _undo(self, item: _Live, culprit: bool) -> None:
         """Roll one device back, then read its config back and compare; say exactly what was established."""
-        stopped = self.stop.reason() if self.stop is not None and self.stop.requested else None
+        stopped = self.stop.reason() if self.stop is not None and self._stopped() else None
         reason = item.result.error if culprit else stopped
         prefix = f"{reason}; " if reason else ""
         assert item.session is not None
