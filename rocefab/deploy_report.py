@@ -143,11 +143,17 @@ def print_json(command: str, results: Sequence[DeviceResult], exit_code: int, **
         "devices": [device_json(r) for r in results],
         "summary": {"text": summary(results), "by_status": {s.name.lower(): n for s, n in
                                                             _by_status(results).items()},
-                    # not known while a device was never compared with its candidate
-                    "would_change": None if any(r.status is Status.NOT_CHECKED for r in results) else
-                    sum(r.status is Status.PENDING for r in results), "exit_code": exit_code},
+                    "would_change": would_change(results), "exit_code": exit_code},
     }
     print(json.dumps(document, indent=2))
+
+
+def would_change(results: Sequence[DeviceResult]) -> int | None:
+    """How many devices a run would change; None (unknown, never 0) while any device was not compared with its
+    candidate: never reached or started, its state unknown, or failed before its diff."""
+    unknown = any(r.status in (Status.NOT_CHECKED, Status.NOT_STARTED, Status.UNKNOWN)
+                  or (r.status is Status.FAILED and not r.diff) for r in results)
+    return None if unknown else sum(r.status is Status.PENDING for r in results)
 
 
 def _by_status(results: Sequence[DeviceResult]) -> dict[Status, int]:

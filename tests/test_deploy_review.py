@@ -132,3 +132,16 @@ def test_the_inventory_falls_back_to_an_environment_variable(command: str) -> No
     option = next(p for p in group.commands[command].params if p.name == "inventory")  # type: ignore[attr-defined]
     assert option.envvar == "ROCEFAB_INVENTORY"
 
+
+
+def test_what_would_change_is_unknown_while_a_device_was_not_compared() -> None:
+    from rocefab.deploy.fleet import DeviceResult, Status
+    from rocefab.deploy_report import would_change
+
+    compared = [DeviceResult("leaf1-a", "eos", Status.PENDING, diff="+x"), DeviceResult("leaf1-b", "eos",
+                                                                                         Status.UNCHANGED)]
+    assert would_change(compared) == 1
+    for status in (Status.NOT_CHECKED, Status.NOT_STARTED, Status.UNKNOWN, Status.FAILED):
+        assert would_change([*compared, DeviceResult("spine1", "cumulus", status)]) is None, status
+    staged_then_failed = DeviceResult("spine1", "cumulus", Status.FAILED, diff="+y", error="commit refused")
+    assert would_change([*compared, staged_then_failed]) == 1
