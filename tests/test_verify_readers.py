@@ -196,3 +196,15 @@ def test_tier_too_thin_from_an_oversubscribed_plan(tmp_path: Path) -> None:
     found = {d.title.split()[0]: d for d in tier_too_thin(thin, [])}
     assert "leaf" in found and "2:1" in found["leaf"].title and "uplinks into" in found["leaf"].evidence[0]
     assert tier_too_thin(PLAN, []) == []
+
+
+def test_cumulus_reads_the_5_15_rename_of_enable_on_as_state_enabled() -> None:
+    """A switch on 5.15 or later words `qos roce enable on` and `mlag enable on` as `state enabled`."""
+    ports = ["swp1"]
+    old = cumulus.qos({"qos": {"roce": {"enable": "on", "mode": "lossless"}}}, list(range(8)), ports)
+    new = cumulus.qos({"qos": {"roce": {"state": "enabled", "mode": "lossless"}}}, list(range(8)), ports)
+    off = cumulus.qos({"qos": {"roce": {"state": "disabled", "mode": "lossless"}}}, list(range(8)), ports)
+    assert old.ports["swp1"].pfc_priorities == new.ports["swp1"].pfc_priorities == frozenset({3})
+    assert off.ports["swp1"].pfc_priorities == frozenset()
+    seen = cumulus.mlag({"state": "enabled", "peer-alive": "True", "local-role": "primary"})
+    assert seen is not None and seen.healthy and cumulus.mlag({"state": "disabled"}) is None

@@ -88,8 +88,18 @@ def bgp(shown: Tree) -> tuple[BgpSession, ...]:
     return tuple(sessions)
 
 
+def enabled(tree: Tree) -> bool:
+    """An NVUE feature switched on, in either release's words: `enable: on` to 5.14, `state: enabled` from 5.15
+    (NVIDIA's 5.15 "New and Changed NVUE Commands" renames both leaves for `mlag` and `qos roce`).
+
+    >>> enabled({"enable": "on"}), enabled({"state": "enabled"}), enabled({"state": "disabled"}), enabled({})
+    (True, True, False, False)
+    """
+    return str(tree.get("enable", "")) == "on" or str(tree.get("state", "")) == "enabled"
+
+
 def mlag(shown: Tree) -> Mlag | None:
-    if str(shown.get("enable", "off")) != "on":
+    if not enabled(shown):
         return None
     alive = str(shown.get("peer-alive", "")).lower() == "true"
     return Mlag(alive, f"peer {'alive' if alive else 'not alive'}, role {shown.get('local-role', 'unknown')}, "
@@ -115,7 +125,7 @@ def qos(applied: Tree, default_dscp: Sequence[int], ports: Sequence[str]) -> Swi
         pfc = frozenset(int(p) for p in _get(pfc_profile, "switch-priority") if str(p).isdigit())
     else:
         roce = _get(q, "roce")
-        lossless = str(roce.get("enable", "off")) == "on" and roce.get("mode", "lossless") == "lossless"
+        lossless = enabled(roce) and roce.get("mode", "lossless") == "lossless"
         pfc = frozenset({ROCE_LOSSLESS_PRIORITY}) if lossless else frozenset()
     egress = {int(p): int(e.get("traffic-class", p)) for p, e in
               _get(q, "egress-queue-mapping", "default-global", "switch-priority").items() if str(p).isdigit()}
