@@ -28,7 +28,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 def pushed_fabric_passes_on_every_platform(inventory: Path) -> None:
     code, report = verify_json(INTENT, inventory)
-    assert code == 0, [c for c in report["checks"] if c["verdict"] != "pass"]
+    assert code == 0, [(c["device"], c["port"], c["check"], c["observed"]) for c in report["checks"]
+                       if c["verdict"] != "pass"]
     checks = {(c["device"], c["check"]) for c in report["checks"]}
     for device in ("spine1", "nx-a", "cl-b"):
         for check in ("link", "speed", "lldp", "mtu", "trust", "pfc", "dscp-map", "cnp-strict", "ecn", "bgp"):
@@ -72,7 +73,8 @@ def counters_on_nxos_and_cumulus(lab: Path, inventory: Path) -> None:
     """--sample-s reads NX-OS and Cumulus counters: a healthy fabric passes with every counter check made, and
     the counter faults are named on both platforms (one fault per device); ECN marks are a warning only."""
     code, report = verify_json(INTENT, inventory, "--sample-s", "1")
-    assert code == 0, [c for c in report["checks"] if c["verdict"] != "pass"]
+    assert code == 0, [(c["device"], c["port"], c["check"], c["observed"]) for c in report["checks"]
+                       if c["verdict"] != "pass"]
     checks = {(c["device"], c["check"]) for c in report["checks"]}
     for device in ("spine1", "nx-a", "cl-a"):
         for check in ("pfc-pause-rate", "lossless-drops", "input-error-rate", "pfc-watchdog-events", "ecn-marking"):
