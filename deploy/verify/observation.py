@@ -11,6 +11,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 
+def count(value: object) -> int | None:
+    """A counter as a device's JSON prints it: a number, or a string of digits (NX-API); anything else (a word such
+    as "n/a", a negative, a boolean) is not a count: None, not reported.
+
+    >>> count(12), count("12"), count(" 12 "), count("n/a"), count(-1), count(True)
+    (12, 12, 12, None, None, None)
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    text = value.strip() if isinstance(value, str) else ""
+    return int(text) if text.isdigit() else None
+
+
 def asn(text: object) -> int | None:
     """An AS number as devices print it: asplain ("4200000001") or asdot ("65001.1028" = 65001 x 65536 + 1028, as
     EOS and NX-OS print 4-byte ASNs when configured so); anything else is not reported."""

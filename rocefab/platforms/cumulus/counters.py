@@ -19,7 +19,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from rocefab.deploy.verify.observation import PortCounters
+from rocefab.deploy.verify.observation import PortCounters, count
 
 
 def commands(port: str) -> tuple[tuple[str, ...], ...]:
@@ -35,13 +35,6 @@ SOURCES = {**dict.fromkeys(("in_packets", "in_errors", "out_packets"), _GENERAL)
            "watchdog_storms": "nv show interface PORT qos pfc-watchdog status"}
 
 
-def _count(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value if value >= 0 else None
-    return int(value) if isinstance(value, str) and value.isdigit() else None
-
 
 def _per(table: Any, field: str) -> dict[int, int] | None:
     """Per priority or class (the table's keys), `field` of each entry; None without the table or when no entry
@@ -49,7 +42,7 @@ def _per(table: Any, field: str) -> dict[int, int] | None:
     if not isinstance(table, dict):
         return None
     found = {int(k): n for k, v in table.items()
-             if str(k).isdigit() and isinstance(v, dict) and (n := _count(v.get(field))) is not None}
+             if str(k).isdigit() and isinstance(v, dict) and (n := count(v.get(field))) is not None}
     return found or None
 
 
@@ -60,9 +53,9 @@ def _total(per: dict[int, int] | None) -> int | None:
 def port(general: Mapping[str, Any], qos: Mapping[str, Any], watchdog: Mapping[str, Any]) -> PortCounters:
     pfc, egress = qos.get("pfc-stats"), qos.get("egress-queue-stats")
     rx, tx = _per(pfc, "rx-pause-frames"), _per(pfc, "tx-pause-frames")
-    return PortCounters(_count(general.get("in-pkts")), _count(general.get("in-errors")), _total(rx), _total(tx),
+    return PortCounters(count(general.get("in-pkts")), count(general.get("in-errors")), _total(rx), _total(tx),
                         _per(egress, "tx-uc-buffer-discards"), rx, tx, _per(watchdog, "deadlock-count"),
-                        _per(egress, "ecn-marked-frames"), _count(general.get("out-pkts")), SOURCES)
+                        _per(egress, "ecn-marked-frames"), count(general.get("out-pkts")), SOURCES)
 
 
 def _tree(text: str) -> dict[str, Any]:

@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rocefab.deploy.verify.observation import PortCounters
+from rocefab.deploy.verify.observation import PortCounters, count
 
 INTERFACES, PFC, QUEUES, ECN = ("show interfaces", "show priority-flow-control counters",
                                 "show interfaces counters queue detail", "show qos interfaces ecn counters queue")
@@ -39,13 +39,6 @@ _IN = ("inUcastPkts", "inMulticastPkts", "inBroadcastPkts")
 _OUT = ("outUcastPkts", "outMulticastPkts", "outBroadcastPkts")
 
 
-def _count(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value if value >= 0 else None
-    return int(value) if isinstance(value, str) and value.isdigit() else None
-
 
 def _get(tree: Any, *path: str) -> Any:
     for key in path:
@@ -54,7 +47,7 @@ def _get(tree: Any, *path: str) -> Any:
 
 
 def _total(counters: Any, keys: Sequence[str]) -> int | None:
-    values = [_count(_get(counters, k)) for k in keys]
+    values = [count(_get(counters, k)) for k in keys]
     return None if None in values else sum(v for v in values if v is not None)
 
 
@@ -75,7 +68,7 @@ def _drops(classes: Any) -> dict[int, int] | None:
         precedences = _get(entry, "dropPrecedences")
         if members is None or not isinstance(precedences, dict) or not precedences:
             continue
-        counts = [_count(_get(p, "droppedPackets")) for dp, p in precedences.items() if _members(str(dp), "DP")]
+        counts = [count(_get(p, "droppedPackets")) for dp, p in precedences.items() if _members(str(dp), "DP")]
         if not counts or None in counts:
             continue
         for tc in members:
@@ -86,7 +79,7 @@ def _drops(classes: Any) -> dict[int, int] | None:
 def _marks(queues: Any) -> dict[int, int] | None:
     if not isinstance(queues, dict):
         return None
-    return {int(q): n for q, v in queues.items() if str(q).isdigit() and (n := _count(v)) is not None}
+    return {int(q): n for q, v in queues.items() if str(q).isdigit() and (n := count(v)) is not None}
 
 
 def parse(answers: Sequence[Mapping[str, Any]], ports: Sequence[str]) -> dict[str, PortCounters]:
@@ -98,8 +91,8 @@ def parse(answers: Sequence[Mapping[str, Any]], ports: Sequence[str]) -> dict[st
         frames = _get(pfc, "interfaceCounters", port)
         classes = _get(queues, "egressQueueCounters", "interfaces", port, "ucastQueues", "trafficClasses")
         out[port] = PortCounters(
-            _total(general, _IN), _count(_get(general, "totalInErrors")), _count(_get(frames, "rxFrames")),
-            _count(_get(frames, "txFrames")), _drops(classes), None, None, None,
+            _total(general, _IN), count(_get(general, "totalInErrors")), count(_get(frames, "rxFrames")),
+            count(_get(frames, "txFrames")), _drops(classes), None, None, None,
             _marks(_get(ecn, "intfQueueCounters", port, "queueCounters")), _total(general, _OUT), SOURCES)
     return out
 

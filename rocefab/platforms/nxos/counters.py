@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from rocefab.deploy.verify.observation import PortCounters
+from rocefab.deploy.verify.observation import PortCounters, count
 
 COUNTERS, ERRORS, PFC, QUEUING, WATCHDOG = (
     "show interface counters", "show interface counters errors", "show interface priority-flow-control",
@@ -55,15 +55,6 @@ def _modules(answer: Mapping[str, Any]) -> list[dict[str, Any]]:
     return _rows(answer.get("TABLE_module"), "ROW_module")
 
 
-def _count(value: object) -> int | None:
-    """A counter as NX-API prints it (a string of digits, or a JSON number); anything else is not a count."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value if value >= 0 else None
-    text = str(value).strip() if isinstance(value, str) else ""
-    return int(text) if text.isdigit() else None
-
 
 def _port(name: object) -> str:
     """The port an `if_name_str` names: its first word ("Ethernet1/51 [System]" -> "Ethernet1/51")."""
@@ -83,7 +74,7 @@ def _sums(rows: Iterable[dict[str, Any]], name_key: str, keys: Sequence[str]) ->
     found: dict[str, dict[str, int | None]] = {}
     for row in rows:
         seen = found.setdefault(str(row.get(name_key, "")), {})
-        seen.update({key: _count(row[key]) for key in keys if key in row})
+        seen.update({key: count(row[key]) for key in keys if key in row})
     out: dict[str, int | None] = {}
     for name, seen in found.items():
         values = [seen.get(k) for k in keys]
@@ -98,10 +89,10 @@ def _errors(answer: Mapping[str, Any]) -> dict[str, int | None]:
     for row in _rows(answer.get("TABLE_interface"), "ROW_interface"):
         name = str(row.get("interface", ""))
         if "eth_rcv_err" in row:
-            rcv[name] = _count(row["eth_rcv_err"])
+            rcv[name] = count(row["eth_rcv_err"])
         for key in ("eth_fcs_err", "eth_align_err"):
             if key in row:
-                fcs_align.setdefault(name, {})[key] = _count(row[key])
+                fcs_align.setdefault(name, {})[key] = count(row[key])
     out = dict(rcv)
     for name, parts in fcs_align.items():
         if name not in out and len(parts) == 2 and None not in parts.values():
@@ -132,8 +123,8 @@ def _queuing(answer: Mapping[str, Any]) -> dict[str, _Queues]:
             if cos_rows:
                 q.rx, q.tx = q.rx or {}, q.tx or {}
                 for cos_row in cos_rows:
-                    cos = _count(cos_row.get("cos"))
-                    rx, tx = _count(cos_row.get("rx-pause-count")), _count(cos_row.get("tx-pause-count"))
+                    cos = count(cos_row.get("cos"))
+                    rx, tx = count(cos_row.get("rx-pause-count")), count(cos_row.get("tx-pause-count"))
                     if cos is not None and rx is not None:
                         q.rx[cos] = rx
                     if cos is not None and tx is not None:
@@ -149,7 +140,7 @@ def _egress(q: _Queues, groups: list[dict[str, Any]]) -> None:
         for stat in _rows(group_row.get("TABLE_qosgrp_egress_stats_entry"), "ROW_qosgrp_egress_stats_entry"):
             if stat.get("eq-stat-units") != PACKETS:
                 continue
-            value = _count(stat.get("eq-uc-stat-value"))
+            value = count(stat.get("eq-uc-stat-value"))
             kind = stat.get("eq-stat-type")
             if value is None:
                 continue
@@ -170,7 +161,7 @@ def _watchdog(answer: Mapping[str, Any]) -> dict[str, dict[int, int]]:
             for group_row in _rows(row.get("TABLE_qosgrp_stats"), "ROW_qosgrp_stats"):
                 group = _group(group_row.get("eq-qosgrp"))
                 stats = _rows(group_row.get("TABLE_qosgrp_stats_entry"), "ROW_qosgrp_stats_entry")
-                shut = next((_count(s["q-shutdown"]) for s in stats if "q-shutdown" in s), None)
+                shut = next((count(s["q-shutdown"]) for s in stats if "q-shutdown" in s), None)
                 if group is not None and shut is not None:
                     groups[group] = shut
     return out
@@ -182,7 +173,7 @@ def parse(answers: Sequence[Mapping[str, Any]], ports: Sequence[str]) -> dict[st
     rx = _sums(_rows(counters.get("TABLE_rx_counters"), "ROW_rx_counters"), "interface_rx", _RX)
     tx = _sums(_rows(counters.get("TABLE_tx_counters"), "ROW_tx_counters"), "interface_tx", _TX)
     bad = _errors(errors)
-    frames = {_port(r.get("if_name_str")): (_count(r.get("rx-stats")), _count(r.get("tx-stats")))
+    frames = {_port(r.get("if_name_str")): (count(r.get("rx-stats")), count(r.get("tx-stats")))
               for m in _modules(pfc) for r in _rows(m.get("TABLE_pfc_interface"), "ROW_pfc_interface")}
     queues = _queuing(queuing)
     storms = _watchdog(watchdog)
