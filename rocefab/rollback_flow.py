@@ -38,11 +38,18 @@ class Backup:
     without_backup: dict[str, str]  # the run's devices it could not save (hosts): left as they are
 
 
+def _index(folder: Path) -> Backup:
+    """The backup `folder`'s index, backup.json; OSError, ValueError, KeyError or TypeError when it has none."""
+    index: dict[str, Any] = json.loads((folder / "backup.json").read_text(encoding="utf-8"))
+    devices = {str(k): str(v) for k, v in dict(index["devices"]).items()}
+    hosts = {str(k): str(v) for k, v in dict(index.get("without_backup", {})).items()}
+    return Backup(folder, devices, hosts)
+
+
 def incomplete(folder: Path) -> str | None:
     """Why `folder` is not a whole backup (no readable index, a listed config missing or empty), or None."""
     try:
-        index = json.loads((folder / "backup.json").read_text(encoding="utf-8"))
-        devices = list(dict(index["devices"]))
+        devices = _index(folder).devices
     except (OSError, ValueError, KeyError, TypeError) as exc:
         return f"no readable backup.json ({exc})"
     for name in devices:
@@ -69,13 +76,10 @@ def latest(backup_dir: Path) -> Path:
 
 def read_backup(folder: Path) -> Backup:
     try:
-        index: dict[str, Any] = json.loads((folder / "backup.json").read_text(encoding="utf-8"))
-        devices = {str(k): str(v) for k, v in dict(index["devices"]).items()}
-        hosts = {str(k): str(v) for k, v in dict(index.get("without_backup", {})).items()}
+        return _index(folder)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         err.print(f"{folder}: not a rocefab backup ({exc})", markup=False)
         raise typer.Exit(EXIT_INPUT) from None
-    return Backup(folder, devices, hosts)
 
 
 def _only(backup: Backup, only: str | None) -> Backup:
