@@ -151,13 +151,14 @@ class FaultBook:
                 emulator.reach.down_on, emulator.reach.down_after = args[0], False
                 return f"{device} stops answering when a command matching {args[0]!r} arrives"
             if kind in ("delay", "reject", "wrong-password"):
-                if kind == "delay" and not 0 <= float(args[0]) <= 600:
+                value = args[0] if args else ""
+                if kind == "delay" and not 0 <= float(value) <= 600:
                     raise FaultError("delay: SECONDS from 0 to 600")
                 if kind == "reject":
-                    re.compile(args[0])
-                emulator.KNOBS.make(emulator, kind, args[0] if args else "")
-                return {"delay": f"{device}: every answer {args[0] if args else ''} s late",
-                        "reject": f"{device}: config matching {args[0] if args else ''!r} refused as invalid",
+                    re.compile(value)
+                emulator.KNOBS.make(emulator, kind, value)
+                return {"delay": f"{device}: every answer {value} s late",
+                        "reject": f"{device}: config matching {value!r} refused as invalid",
                         "wrong-password": f"{device}: every login refused, as after a password change"}[kind]
             if kind == "dscp-map":
                 return str(emulator.set_dscp(_number(args[0], kind, low=0), _number(args[1], kind, low=0)))
