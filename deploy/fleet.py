@@ -24,6 +24,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from rocefab.deploy import device_lock
+from rocefab.deploy.device_lock import Mark
 from rocefab.deploy.durable import write_whole
 from rocefab.deploy.inventory import Access
 from rocefab.deploy.library_logs import CURRENT, library_logs_to_devices
@@ -102,8 +104,14 @@ class Fleet:
     def __init__(self, targets: Sequence[Target], sessions: SessionFactory, concurrency: int = 16,
                  progress: Progress = _noop, replace: bool = True, run_id: str | None = None,
                  clean_leftovers: bool = False, gate: Gate | None = None, settle_s: float = 60.0,
-                 reviewed: Mapping[str, str] | None = None, stop: StopRequest | None = None) -> None:
+                 reviewed: Mapping[str, str] | None = None, stop: StopRequest | None = None,
+                 mark: Mark | None = None, force_unlock: bool = False) -> None:
         self.targets = list(targets)
+        # The run's lock mark (deploy/device_lock.py): `preflight` places it on every device, `release_marks`
+        # removes it; a dry run compares no device another run holds; each commit first checks it is still there.
+        self.mark = mark
+        self.force_unlock = force_unlock
+        self.claimed: set[str] = set()  # the devices that carry this run's mark
         # A signal asked the run to stop (deploy/stop.py): no new step starts, the wave in progress is rolled back.
         self.stop = stop
         self._wave: list[_Live] = []  # the wave being applied, for `unsettled`
@@ -120,7 +128,7 @@ class Fleet:
         self.concurrency = max(1, concurrency)
         self.progress = progress
         self.run_id = run_id or new_run_id()
-        # Remove what earlier runs left on each device; only safe while this run holds the inventory's lock.
+        # Remove what earlier runs left on each device; only safe while this run holds the devices' lock.
         self.clean_leftovers = clean_leftovers
 
     # --- building blocks, each run over many devices at once -------------------------------------------
@@ -157,6 +165,15 @@ class Fleet:
         """Open, stage and diff; before a commit, first note the running config a rollback must return to. A dry
         run first reads the commits awaiting their confirm: such a device is reported, never `unchanged`."""
         session = self._open(item)
+        if for_commit and self.mark is not None:
+            device_lock.still_held(item.target.name, session, self.mark)
+        elif not for_commit and not self.force_unlock:
+            # Another run's staged candidate may be on this device: staging ours could overwrite it (an NVUE
+            # login has one pending revision), so a device another run holds is not compared.
+            marks = device_lock.found(session.lock_marks(), self.mark)
+            if marks.held or marks.unreadable:
+                raise DeployError(item.target.name, device_lock.locked_message(item.target.name, marks) +
+                                  "; not compared")
         waiting = [] if for_commit else session.pending_commits()
         if for_commit and session.can_rollback:
             item.before = session.normalized(session.backup())
@@ -262,23 +279,57 @@ class Fleet:
         return [i.result for i in live]
 
     def preflight(self, keep_planned: bool = True) -> list[DeviceResult]:
-        """Before anything changes (apply, rollback): reach and log in to every device of the run, and finish every
-        commit awaiting its confirm — confirm one that runs exactly what this run would push and whose device
-        passes the gate (`keep_planned`), revert any other now. A device reached is NOT_CHECKED (its `cleaned`
-        says what was settled), one that could not be reached FAILED, one left in doubt UNKNOWN."""
+        """Before anything changes (apply, rollback): reach and log in to every device of the run and place the run's
+        lock mark on each; then, only if every device is held, finish every commit awaiting its confirm — confirm
+        one that runs exactly what this run would push and whose device passes the gate (`keep_planned`), revert
+        any other now. A device reached and held is NOT_CHECKED (its `cleaned` says what was settled or removed),
+        one that could not be reached or is held by another run FAILED, one left in doubt UNKNOWN. When some device
+        is not held, the marks this pass placed are removed again before it returns."""
         with library_logs_to_devices():
             live = self._live(self.targets)
             try:
-                self._each(live, lambda item: self._reach_and_settle(item, keep_planned))
+                self._each(live, self._reach_and_claim)
+                if all(i.result.status is Status.NOT_CHECKED for i in live) and not self._stopped():
+                    self._each(live, lambda item: self._settle(item, keep_planned))
+                else:
+                    self._each([i for i in live if i.target.name in self.claimed], self._release)
             finally:
                 self._close(live)
             return [i.result for i in live]
 
-    def _reach_and_settle(self, item: _Live, keep_planned: bool) -> None:
+    def _reach_and_claim(self, item: _Live) -> None:
         # Before any cleanup: a leftover restore point names the run a pending commit belongs to.
         session = self._open(item, clean=False)
+        if self.mark is not None:
+            item.result.cleaned.extend(device_lock.claim(item.target.name, session, self.mark, self.force_unlock))
+            self.claimed.add(item.target.name)
         item.result.status = Status.NOT_CHECKED
         self.progress(item.target.name, "reached")
+
+    def _release(self, item: _Live) -> None:
+        assert item.session is not None and self.mark is not None
+        device_lock.release(item.session, self.mark)
+        self.claimed.discard(item.target.name)
+
+    def release_marks(self) -> dict[str, str]:
+        """Remove this run's mark from every device that carries it; the devices where that failed, with why."""
+        if self.mark is None or not self.claimed:
+            return {}
+        with library_logs_to_devices():
+            live = self._live([t for t in self.targets if t.name in self.claimed])
+            try:
+                self._each(live, self._reopen_and_release)
+            finally:
+                self._close(live)
+            return {i.target.name: i.result.error or "" for i in live if i.target.name in self.claimed}
+
+    def _reopen_and_release(self, item: _Live) -> None:
+        self._open(item, clean=False)
+        self._release(item)
+
+    def _settle(self, item: _Live, keep_planned: bool) -> None:
+        session = item.session
+        assert session is not None
         for waiting in session.pending_commits():
             keep, why = self._worth_keeping(item, session, waiting) if keep_planned else \
                 (False, "this run restores a backup")

@@ -125,8 +125,19 @@ class DeviceSession(ABC):
 
     def cleanup_leftovers(self) -> list[str]:
         """Remove candidate files and sessions earlier rocefab runs left on the device (a killed run, a lost
-        connection); what was removed, in words. Only called while this run holds the inventory's lock."""
+        connection); what was removed, in words. Only called while this run holds the device's lock."""
         return []
+
+    # The run's lock marks (deploy/device_lock.py): empty directories in a folder every login can see.
+    def lock_marks(self) -> list[str]:
+        """The names in the marks' folder that start with the marks' prefix. Read-only."""
+        raise DeployError(self.name, f"{type(self).__name__} devices cannot carry a lock mark")
+
+    def place_mark(self, name: str) -> None:
+        raise DeployError(self.name, f"{type(self).__name__} devices cannot carry a lock mark")
+
+    def remove_mark(self, name: str) -> None:
+        raise DeployError(self.name, f"{type(self).__name__} devices cannot carry a lock mark")
 
     @abstractmethod
     def open(self) -> None: ...

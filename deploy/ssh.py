@@ -16,6 +16,7 @@ from typing import TypeVar
 import paramiko
 from paramiko.hostkeys import HostKeyEntry
 
+from rocefab.deploy.device_lock import PREFIX as MARK_PREFIX
 from rocefab.deploy.inventory import Access
 from rocefab.deploy.session import DeployError, DeviceSession, describe
 
@@ -216,6 +217,16 @@ class SshConnection:
                 sftp.remove(path)
         self._sftp(f"removing {path}", rm)
 
+    def make_folder(self, path: str) -> None:
+        self._sftp(f"making {path}", lambda sftp: sftp.mkdir(path, 0o755))
+
+    def remove_folder(self, path: str) -> None:
+        """Remove an empty folder; one that is already gone is fine."""
+        def rmdir(sftp: paramiko.SFTPClient) -> None:
+            with contextlib.suppress(FileNotFoundError):
+                sftp.rmdir(path)
+        self._sftp(f"removing {path}", rmdir)
+
     def _close_sftp(self) -> None:
         if self._sftp_client is not None:
             with contextlib.suppress(Exception):
@@ -225,6 +236,9 @@ class SshConnection:
     def close(self) -> None:
         self._close_sftp()
         self.client.close()
+
+
+MARK_FOLDER = "/tmp"
 
 
 class SshDeviceSession(DeviceSession, ABC):
@@ -241,6 +255,17 @@ class SshDeviceSession(DeviceSession, ABC):
     def _connect(self) -> None:
         self._ssh = SshConnection(self.access)
         self._ssh.open()
+
+    # Lock marks in /tmp: every login of a Linux box can write there, and (sticky bit) none can remove another
+    # login's mark, which a --force-unlock from another login then reports as the device's error.
+    def lock_marks(self) -> list[str]:
+        return [n for n in self.ssh.listdir(MARK_FOLDER) if n.startswith(MARK_PREFIX)]
+
+    def place_mark(self, name: str) -> None:
+        self.ssh.make_folder(f"{MARK_FOLDER}/{name}")
+
+    def remove_mark(self, name: str) -> None:
+        self.ssh.remove_folder(f"{MARK_FOLDER}/{name}")
 
     def close(self) -> None:
         if self._ssh is not None:

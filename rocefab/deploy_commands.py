@@ -19,7 +19,8 @@ MergeOpt = Annotated[bool, typer.Option("--merge", help="add the rendered lines 
 StaleOpt = Annotated[bool, typer.Option("--clear-stale-sessions",
                                         help="EOS: abort pending NAPALM sessions a crashed run left behind")]
 UnlockOpt = Annotated[bool, typer.Option(
-    "--force-unlock", help="take over an inventory lock another host wrote (once that run is known to be over)")]
+    "--force-unlock", help="remove other runs' lock marks from the run's devices (once those runs are known to be "
+                           "over)")]
 JsonOpt = Annotated[bool, typer.Option(
     "--json", help="print one JSON document on stdout (per device: name, kind, status, diff lines, +/- counts, "
                    "error, seconds; the run's summary and exit code); progress and notes stay on stderr")]

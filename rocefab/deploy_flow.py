@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,15 +18,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from rocefab import deploy_report as report
 from rocefab.console import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, EXIT_UNKNOWN, err, out
+from rocefab.deploy.device_lock import Mark, own_mark
 from rocefab.deploy.durable import MIN_FREE_BYTES, writable_with_room
-from rocefab.deploy.fleet import DeviceResult, Fleet, SessionFactory, Status, Target
+from rocefab.deploy.fleet import DeviceResult, Fleet, Status, Target
 from rocefab.deploy.inventory import CredentialError, Inventory, PasswordSource, load_inventory
 from rocefab.deploy.library_logs import capture_library_logs
-from rocefab.deploy.lock import LockError, fleet_lock, release_held
 from rocefab.deploy.session import new_run_id
 from rocefab.deploy.stop import StopRequest, stop_on_signals
 from rocefab.deploy.targets import InventoryMismatch, build_targets, rollout_waves, session_factory
-from rocefab.deploy.verify.gate import Gate, plan_gate
+from rocefab.deploy.verify.gate import plan_gate
 from rocefab.models.loader import IntentLoadError
 from rocefab.pipeline_commands import checked_plan
 from rocefab.platforms import unit
@@ -130,16 +130,20 @@ def explain_unknown(results: Sequence[DeviceResult], intent: Path | None, invent
                   f"{backup} --only {names}", markup=False)
 
 
-@contextlib.contextmanager
-def _locked(inventory: Path, command: str, run_id: str, force_unlock: bool) -> Iterator[None]:
-    try:
-        with fleet_lock(inventory, command, run_id, force_unlock) as notes:
-            for note in notes:
-                err.print(note, markup=False)
-            yield
-    except LockError as exc:
-        err.print(f"{exc}; nothing was changed", markup=False)
-        raise typer.Exit(EXIT_INPUT) from None
+def release_marks(fleet: Fleet) -> None:
+    """End of a run that changes devices: its lock mark comes off every device that carries it; one that could not
+    be removed is said, with how it goes away."""
+    failed = fleet.release_marks()
+    for name, why in sorted(failed.items()):
+        err.print(f"{name}: this run's lock mark stays on it ({why}); the next rocefab run from this host removes "
+                  "it, a run from elsewhere needs --force-unlock", markup=False)
+
+
+def marks_left(fleet: Fleet | None) -> None:
+    """Said on a second signal, which exits without removing the run's lock marks."""
+    if fleet is not None and fleet.claimed:
+        err.print(f"this run's lock mark stays on {len(fleet.claimed)} device(s); the next rocefab run from this host "
+                  "removes it (this process is gone by then)", markup=False)
 
 
 def on_terminal() -> bool:
@@ -148,11 +152,12 @@ def on_terminal() -> bool:
 
 
 def _dry_run(targets: Sequence[Target], clear_stale: bool, concurrency: int, merge: bool,
-             run_id: str) -> list[DeviceResult]:
+             run_id: str, mark: Mark | None = None, force_unlock: bool = False) -> list[DeviceResult]:
     with _progress(len(targets), "dry run") as progress:
-        # Read-only: what earlier runs left on a device (files, sessions, a commit awaiting its confirm) is
-        # reported, never removed or settled here.
-        fleet = Fleet(targets, session_factory(clear_stale), concurrency, replace=not merge, run_id=run_id)
+        # Read-only: what earlier runs left on a device (files, sessions, a commit awaiting its confirm, a lock
+        # mark) is reported, never removed or settled here. A device another run holds is not compared.
+        fleet = Fleet(targets, session_factory(clear_stale), concurrency, replace=not merge, run_id=run_id,
+                      mark=mark, force_unlock=force_unlock)
         return _run(progress, fleet).dry_run()
 
 
@@ -170,14 +175,13 @@ def _stop_before_change(stop: StopRequest, targets: Sequence[Target], shown: Sho
     raise typer.Exit(stop.exit_code)
 
 
-def _preflight(targets: Sequence[Target], sessions: SessionFactory, concurrency: int, merge: bool, run_id: str,
-               gate: Gate | None, shown: Shown) -> dict[str, list[str]]:
-    """Before anything changes: every device of the run is reached and logged in to, and every commit awaiting its
-    confirm is settled (kept if it is what this run pushes and passes the gate, else reverted) and said so. A
-    device not reached stops the run with nothing changed (exit 1); one left in doubt exits 3. `--yes` does not
-    skip this. What was settled, per device."""
-    with _progress(len(targets), "reaching every device") as progress:
-        fleet = Fleet(targets, sessions, concurrency, replace=not merge, run_id=run_id, gate=gate)
+def _preflight(fleet: Fleet, shown: Shown) -> dict[str, list[str]]:
+    """Before anything changes: every device of the run is reached and logged in to and carries the run's lock mark,
+    and every commit awaiting its confirm is settled (kept if it is what this run pushes and passes the gate, else
+    reverted) and said so. A device not reached or held by another run stops the run with nothing changed (exit
+    1); one left in doubt exits 3. `--yes` does not skip this. What was settled or removed, per device."""
+    targets, run_id = fleet.targets, fleet.run_id
+    with _progress(len(targets), "reaching and locking every device") as progress:
         results = _run(progress, fleet).preflight()
     report.print_cleaned(results)
     stopped = [r for r in results if r.status is not Status.NOT_CHECKED]
@@ -186,8 +190,8 @@ def _preflight(targets: Sequence[Target], sessions: SessionFactory, concurrency:
         for r in results:
             if r.status is Status.NOT_CHECKED:
                 r.status = Status.NOT_STARTED
-        title = (f"{len(stopped)} of {len(results)} device(s) could not be reached or settled before the first "
-                 "commit - nothing was changed" + (" except the pending commits settled above" if any(
+        title = (f"{len(stopped)} of {len(results)} device(s) could not be reached, locked or settled before the "
+                 "first commit - nothing was changed" + (" except the pending commits settled above" if any(
                      r.cleaned for r in results) else ""))
         if shown.as_json:
             report.print_json("apply", results, code, run_id=run_id, stage="preflight", backup=None)
@@ -204,8 +208,7 @@ def dry_run(intent: Path, inventory_path: Path, concurrency: int, only: str | No
     inventory = _inventory(inventory_path)
     targets = _targets(plan, _files(intent, plan, source, only), inventory, only)
     run_id = new_run_id()
-    with _locked(inventory_path, "diff", run_id, force_unlock):
-        results = _dry_run(targets, clear_stale, concurrency, merge, run_id)
+    results = _dry_run(targets, clear_stale, concurrency, merge, run_id, force_unlock=force_unlock)
     report.print_cleaned(results)
     code = outcome(results, shown.exit_code)
     explain_unknown(results, intent, inventory_path, None)
@@ -224,11 +227,12 @@ def _refuse_unconfirmed() -> None:
     raise typer.Exit(EXIT_INPUT)
 
 
-def _confirmed(targets: Sequence[Target], clear_stale: bool, concurrency: int, merge: bool, run_id: str,
+def _confirmed(targets: Sequence[Target], clear_stale: bool, concurrency: int, merge: bool, mark: Mark,
                shown: Shown) -> tuple[bool, list[DeviceResult]]:
     """The review pass on a terminal: what each device would change, then the question. (False, the pass's
     results) when there is nothing to change (said so); exits when the pass failed or the answer is no."""
-    results = _dry_run(targets, clear_stale, concurrency, merge, run_id)
+    run_id = mark.run_id
+    results = _dry_run(targets, clear_stale, concurrency, merge, run_id, mark)
     changing = [r for r in results if r.status is Status.PENDING]
     screen = err if shown.as_json else out
     if shown.as_json:
@@ -269,23 +273,26 @@ def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, bac
     waves = [[n for n in wave if n in names] for wave in rollout_waves(plan, canary_groups)]
     waves = [wave for wave in waves if wave]
     run_id = new_run_id()
+    mark = own_mark(run_id)
     folder = backup_dir / run_id
     switches = [t for t in targets if unit(t.access.kind).session().has_backup]
     hosts = [t for t in targets if not unit(t.access.kind).session().has_backup]
     gate = plan_gate(plan) if verify else None
+    locking = Fleet(targets, sessions, concurrency, replace=not merge, run_id=run_id, gate=gate, mark=mark,
+                    force_unlock=force_unlock)
     current: list[Fleet] = []  # the fleet applying the waves, once there is one: what a second signal leaves unknown
 
     def signals() -> contextlib.AbstractContextManager[StopRequest]:
         return stop_on_signals(lambda text: err.print(text, markup=False),
-                               lambda: current[0].unsettled() if current else [], release_held)
+                               lambda: current[0].unsettled() if current else [], lambda: marks_left(locking))
 
-    with _locked(inventory, "apply", run_id, force_unlock):
+    try:
         with signals() as stop:
-            done = _preflight(targets, sessions, concurrency, merge, run_id, gate, shown)
+            done = _preflight(locking, shown)
         _stop_before_change(stop, targets, shown, run_id, "while every device was reached")
         approved: dict[str, str] | None = None
         if not yes:  # Ctrl-C at the question aborts as it always does: nothing has changed
-            go, reviewed = _confirmed(targets, clear_stale, concurrency, merge, run_id, shown)
+            go, reviewed = _confirmed(targets, clear_stale, concurrency, merge, mark, shown)
             approved = {r.name: r.diff for r in reviewed}
             if not go:
                 if shown.as_json:
@@ -311,9 +318,13 @@ def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, bac
                 # the gate waits for sessions to settle up to a quarter of the revert window (a minute at most)
                 fleet = Fleet(targets, sessions, concurrency, replace=not merge, run_id=run_id,
                               clean_leftovers=True, gate=gate,
-                              settle_s=min(60.0, confirm_s / 4) if confirm_s else 60.0, reviewed=approved, stop=stop)
+                              settle_s=min(60.0, confirm_s / 4) if confirm_s else 60.0, reviewed=approved, stop=stop,
+                              mark=mark)
                 current.append(fleet)
                 results = _run(progress, fleet).apply(waves, confirm_s or None)
+    finally:
+        with signals():
+            release_marks(locking)
     report.print_cleaned(results)
     for r in results:  # what was done before the waves belongs to each device's line too
         r.cleaned[:0] = done.get(r.name, [])

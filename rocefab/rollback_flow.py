@@ -20,13 +20,23 @@ import typer
 
 from rocefab import deploy_report as report
 from rocefab.console import EXIT_INPUT, EXIT_UNKNOWN, err, out
+from rocefab.deploy.device_lock import own_mark
 from rocefab.deploy.fleet import Fleet, Status, Target
 from rocefab.deploy.inventory import CredentialError, PasswordSource
-from rocefab.deploy.lock import release_held
 from rocefab.deploy.session import new_run_id
 from rocefab.deploy.stop import StopRequest, stop_on_signals
 from rocefab.deploy.targets import open_session
-from rocefab.deploy_flow import PLAIN, Shown, _inventory, _locked, _progress, _run, explain_unknown, outcome
+from rocefab.deploy_flow import (
+    PLAIN,
+    Shown,
+    _inventory,
+    _progress,
+    _run,
+    explain_unknown,
+    marks_left,
+    outcome,
+    release_marks,
+)
 
 HOST_WHY = "hosts have no running config to save or restore; re-apply the previous intent to them"
 
@@ -122,29 +132,34 @@ def rollback(inventory: Path, backup: Path | None, use_latest: bool, backup_dir:
         raise typer.Exit(EXIT_INPUT) from None
     run_id = new_run_id()
     stopped: StopRequest | None = None
-    with _locked(inventory, "rollback", run_id, force_unlock), \
-            _progress(len(targets), "rollback dry run" if dry_run else "rollback") as progress:
-        # A dry run is read-only: leftovers and commits awaiting their confirm are reported, not touched.
-        fleet = _run(progress, Fleet(targets, open_session, concurrency, run_id=run_id, clean_leftovers=not dry_run))
+    with _progress(len(targets), "rollback dry run" if dry_run else "rollback") as progress:
+        # A dry run is read-only: leftovers, commits awaiting their confirm and lock marks are reported, not
+        # touched; a device another run holds is not compared.
+        fleet = _run(progress, Fleet(targets, open_session, concurrency, run_id=run_id, clean_leftovers=not dry_run,
+                                     mark=None if dry_run else own_mark(run_id), force_unlock=force_unlock))
         if dry_run:
             results = fleet.dry_run()
         else:
             # Signals stop it as they stop apply (deploy/stop.py): the restore in progress is undone, said so.
-            with stop_on_signals(lambda text: err.print(text, markup=False), fleet.unsettled, release_held) as stop:
+            with stop_on_signals(lambda text: err.print(text, markup=False), fleet.unsettled,
+                                 lambda: marks_left(fleet)) as stop:
                 stopped, fleet.stop = stop, stop
                 # Every switch of the backup is reached first; a commit awaiting its confirm is reverted (the
                 # backup is what the devices go back to).
-                results = fleet.preflight(keep_planned=False)
-                done = {r.name: r.cleaned for r in results}
-                if stop.requested or any(r.status is not Status.NOT_CHECKED for r in results):
-                    for r in results:  # nothing was restored
-                        if r.status is Status.NOT_CHECKED:
-                            r.status = Status.NOT_STARTED
-                            r.error = stop.reason() if stop.requested else r.error
-                else:
-                    results = fleet.apply([[t.name for t in targets]], confirm_s or None)
-                    for r in results:
-                        r.cleaned[:0] = done.get(r.name, [])
+                try:
+                    results = fleet.preflight(keep_planned=False)
+                    done = {r.name: r.cleaned for r in results}
+                    if stop.requested or any(r.status is not Status.NOT_CHECKED for r in results):
+                        for r in results:  # nothing was restored
+                            if r.status is Status.NOT_CHECKED:
+                                r.status = Status.NOT_STARTED
+                                r.error = stop.reason() if stop.requested else r.error
+                    else:
+                        results = fleet.apply([[t.name for t in targets]], confirm_s or None)
+                        for r in results:
+                            r.cleaned[:0] = done.get(r.name, [])
+                finally:
+                    release_marks(fleet)
     report.print_cleaned(results)
     code = outcome(results, shown.exit_code and dry_run)
     if stopped is not None and stopped.requested and code != EXIT_UNKNOWN:

@@ -20,6 +20,7 @@ from rocefab.platforms.cumulus import counters as cumulus_counters
 from rocefab.platforms.eos import counters as eos_counters
 from rocefab.platforms.eos import observe as eos_observe
 from rocefab.platforms.host import observe as host_observe
+from rocefab.platforms.nxos import bootflash
 from rocefab.platforms.nxos import counters as nxos_counters
 from rocefab.platforms.nxos import observe as nxos_observe
 from rocefab.renderers.pipeline import check_file
@@ -418,3 +419,14 @@ def test_a_sick_cumulus_port_in_nvues_shape_fails_and_doctor_names_each_cause(tm
     assert judged["ecn-marking"].verdict is Verdict.WARN and "not reported" in judged["ecn-marking"].observed
     found = {(d.code, d.port) for d in diagnose(plan, rows, "pod.yaml", "inventory.yaml")}
     assert {("pause-storm", "swp1"), ("lossless-drops", "swp1"), ("watchdog-firing", "swp1")} <= found, found
+
+
+# -- NX-OS bootflash: (lock marks, leftover files) ---------------------------------------------------------------------
+@pytest.mark.parametrize("release", ["9.3", "7.3"])
+def test_nxos_bootflash_listing_from_the_samples(release: str) -> None:
+    text = (FIXTURES / "nxos" / release / "dir_bootflash.txt").read_text(encoding="utf-8")
+    listed = bootflash.entries(text)
+    rows = [line for line in text.split("\n\n")[0].splitlines() if line.strip()]
+    assert len(listed) == len(rows), "every row is an entry, the usage lines none"
+    assert ("scripts", True) in listed and ("virtual-instance", True) in listed
+    assert all(not folder for name, folder in listed if name.endswith((".bin", ".txt", ".log")))

@@ -93,10 +93,10 @@ def test_no_product_code_outside_the_units_names_a_platform() -> None:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for line, what in _platform_names_in(tree):
             offenders.append(f"{path.relative_to(ROOT)}:{line}: {what}")
-    # "host" is also an English word there: the lock's JSON names its holder's host, the diagram's tier and a
+    # "host" is also an English word there: the diagram's tier and a
     # table column are roles, a finding labels an owner, a bandwidth test's end names its host and the monitoring
     # series call the hosts' tier "host", and an inventory entry's address is its `host`; none of them picks a unit.
-    words = {"deploy/lock.py", "renderers/inventory_file.py", "deploy/inventory_export.py", "renderers/diagram.py",
+    words = {"renderers/inventory_file.py", "deploy/inventory_export.py", "renderers/diagram.py",
              "renderers/diagram_layout.py",
              "rocefab/cli.py", "models/checks/topology.py",
              "renderers/bandwidth.py", "rocefab/bandwidth/judge.py", "renderers/monitoring/rule_tests.py"}

@@ -7,6 +7,7 @@ command the emulator knows with its handler (the show commands are in lab/eos/sh
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -170,6 +171,32 @@ def _configure_replace(b: Batch, m: re.Match[str], data: str | None) -> tuple[di
     return {}, ""
 
 
+FLASH = "/mnt/flash"
+
+
+def _bash(b: Batch, m: re.Match[str], data: str | None) -> tuple[dict[str, Any] | None, str]:
+    """eAPI's `bash timeout N COMMAND`: the few commands rocefab runs there, on the emulated flash, answering as
+    GNU coreutils does (an error is text in the output, as eAPI returns it, not an eAPI error)."""
+    argv = shlex.split(m.group(1))
+    dev = b.dev
+    entries = {"startup-config", *dev.flash, *dev.flash_dirs}
+    if argv == ["ls", "-1", FLASH]:
+        text = "".join(f"{n}\n" for n in sorted(entries))
+    elif len(argv) == 2 and argv[0] in ("mkdir", "rmdir") and argv[1].startswith(f"{FLASH}/"):
+        name = argv[1][len(FLASH) + 1:]
+        if argv[0] == "mkdir":
+            text = f"mkdir: cannot create directory '{argv[1]}': File exists\n" if name in entries or "/" in name \
+                else ""
+            if not text:
+                dev.flash_dirs.add(name)
+        else:
+            text = "" if name in dev.flash_dirs else f"rmdir: failed to remove '{argv[1]}': No such file or directory\n"
+            dev.flash_dirs.discard(name)
+    else:  # the lab runs no real shell
+        text = f"bash: {argv[0] if argv else ''}: not emulated by the lab (ls -1, mkdir and rmdir in {FLASH} are)\n"
+    return {"messages": [text]}, text
+
+
 EXEC: tuple[tuple[re.Pattern[str], Handler], ...] = tuple((re.compile(p), h) for p, h in (
     (r"enable", _enable),
     (r"show version", show_version),
@@ -194,4 +221,5 @@ EXEC: tuple[tuple[re.Pattern[str], Handler], ...] = tuple((re.compile(p), h) for
     (r"configure replace (\S+)(?: force)?", _configure_replace),
     (r"copy (\S+) (\S+)", _copy),
     (r"write(?: memory)?", _write),
+    (r"bash timeout \d+ (.+)", _bash),
 ))

@@ -71,6 +71,7 @@ class EosDevice:
         self.running = ConfigTree.parse(EOS_GRAMMAR, FACTORY_CONFIG.format(name=name, secret=PLACEHOLDER_SECRET))
         self.startup = self.running.text()
         self.flash: dict[str, str] = {}
+        self.flash_dirs: set[str] = set()  # folders in /mnt/flash (rocefab's lock marks), empty
         self.sessions: dict[str, Session] = {}
         self.log: deque[tuple[str, list[str]]] = deque(maxlen=1000)  # (format, commands) per request
         self.lock = threading.RLock()

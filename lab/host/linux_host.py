@@ -43,6 +43,7 @@ class LinuxHost:
         self.sandbox = sandbox.resolve()
         self.sandbox.mkdir(parents=True)
         fakehost.make_host(self.sandbox, netdevs, roce_lag, rdma=rdma, speeds=speeds)
+        (self.sandbox / "tmp").mkdir()  # /tmp over SFTP, where a deploy run leaves its lock mark
         self.hostname = hostname
         self.username = username
         self.password = password

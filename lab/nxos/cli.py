@@ -91,6 +91,8 @@ class CliSession:
                 (r"copy run(ning-config)? start(up-config)?", self._copy_run_start),
                 (r"dir( \S+)?", self._dir),
                 (r"delete (\S+)( no-prompt)?", self._delete),
+                (r"mkdir (\S+)", self._mkdir),
+                (r"rmdir (\S+)", self._rmdir),
             )
         ]
 
@@ -212,11 +214,28 @@ class CliSession:
         if want and want not in files:
             return Reply(NO_FILE, error=True)
         stamp = time.strftime("%b %d %H:%M:%S %Y")
-        rows = [f"{len(files[n].encode('utf-8', 'surrogateescape')):>11}    {stamp}  {n}"
-                for n in sorted(files) if not want or n == want]
+        # a folder as NX-OS lists one: 4096 bytes, its name with a trailing slash (captured `dir bootflash:`
+        # answers, tests/fixtures/devices/nxos/9.3/dir_bootflash.txt)
+        sizes = {**{f"{d}/": 4096 for d in self.device.bootflash_dirs if not want},
+                 **{n: len(t.encode("utf-8", "surrogateescape")) for n, t in files.items() if not want or n == want}}
+        rows = [f"{size:>11}    {stamp}  {n}" for n, size in sorted(sizes.items())]
         used = sum(len(t) for t in files.values())
         return Reply("\n".join(rows) + f"\n\nUsage for bootflash://sup-local\n {used} bytes used\n"
                      f" {BOOTFLASH_BYTES - used} bytes free\n {BOOTFLASH_BYTES} bytes total\n")
+
+    def _mkdir(self, m: re.Match[str]) -> Reply:
+        name = fname(m.group(1)).rstrip("/")
+        if not name or "/" in name or name in self.device.bootflash_dirs or name in self.device.bootflash:
+            return Reply(f"mkdir: cannot create directory: {name}: File exists", error=True)
+        self.device.bootflash_dirs.add(name)
+        return Reply()
+
+    def _rmdir(self, m: re.Match[str]) -> Reply:
+        name = fname(m.group(1)).rstrip("/")
+        if name not in self.device.bootflash_dirs:
+            return Reply(NO_FILE, error=True)
+        self.device.bootflash_dirs.discard(name)
+        return Reply()
 
     def _delete(self, m: re.Match[str]) -> Reply:
         if self.device.bootflash.pop(fname(m.group(1)), None) is None:

@@ -56,6 +56,7 @@ class NxosDevice:
         self.username, self.password, self.ports = username, password, ports
         self.serial = "FDO" + hashlib.md5(hostname.encode()).hexdigest()[:8].upper()
         self.bootflash: dict[str, str] = {}
+        self.bootflash_dirs: set[str] = set()  # `mkdir bootflash:x` (rocefab's lock marks), empty
         self.checkpoints: dict[str, str] = {}
         self.faults = Faults()
         self.reach = Reachability()

@@ -15,9 +15,10 @@ from typing import Any, ClassVar
 import pytest
 
 from rocefab.deploy import unified
+from rocefab.deploy.device_lock import Mark, own_mark
 from rocefab.deploy.fleet import Fleet, Status, Target
 from rocefab.deploy.inventory import Access
-from rocefab.deploy.session import DeployError, DeviceSession
+from rocefab.deploy.session import DeployError, DeviceSession, new_run_id
 
 PASSWORD = "lab-Behaviour-4"
 
@@ -160,3 +161,27 @@ class DeployBehaviour:
         device.reach.clear()
         assert results[0].status is Status.UNKNOWN, results[0]
         assert "rolled back:" not in (results[0].error or "")
+
+    def test_a_run_holds_the_device_until_it_lets_go(self, lab: tuple[Any, Access]) -> None:
+        """The lock mark, through the platform's own commands: placed by the first run's preflight, it stops a second
+        run's preflight (naming the first) and keeps a dry run from staging; removed, the device is free again."""
+        device, access = lab
+        target = Target(access, self.candidate())
+        first_run, second_run = new_run_id(), "20261204T010203-abcdef"
+        first = Fleet([target], self.session, run_id=first_run, mark=own_mark(first_run))
+        assert [r.status for r in first.preflight()] == [Status.NOT_CHECKED] and first.claimed == {access.name}
+        with self.session(access) as session:
+            assert session.lock_marks() == [own_mark(first_run).name]
+        second = Fleet([target], self.session, run_id=second_run, mark=Mark(second_run, "bob", "ops-2", 777))
+        refused = second.preflight()
+        assert refused[0].status is Status.FAILED and second.claimed == set()
+        assert f"locked by rocefab run {first_run} of " in (refused[0].error or ""), refused[0].error
+        before = self.state(device)
+        looked = Fleet([target], self.session).dry_run()
+        assert looked[0].status is Status.FAILED and "not compared" in (looked[0].error or "")
+        assert self.state(device) == before
+        assert first.release_marks() == {} and first.claimed == set()
+        assert [r.status for r in second.preflight()] == [Status.NOT_CHECKED]
+        assert second.release_marks() == {}
+        with self.session(access) as session:
+            assert session.lock_marks() == []

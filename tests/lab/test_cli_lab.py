@@ -73,7 +73,7 @@ def test_whole_path(lab: Path, tmp_path: Path) -> None:
     backups = tmp_path / "backups"
     refused = rocefab("apply", INTENT, "-i", inventory, "--backup-dir", backups)  # no terminal, no --yes
     assert refused.returncode == 2 and "pass --yes" in refused.stderr and "Nothing was changed" in refused.stderr
-    assert not backups.exists() and not (lab / "inventory.yaml.lock").read_text(), "no backup, no lock"
+    assert not backups.exists(), "no backup: nothing reached"
 
     applied = rocefab("apply", INTENT, "-i", inventory, "--yes", "--confirm", "120", "--backup-dir", backups)
     assert applied.returncode == 0, applied.stdout + applied.stderr

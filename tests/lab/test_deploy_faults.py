@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 import yaml
 
+from rocefab.deploy.device_lock import PREFIX, Mark, own_mark
 from rocefab.lab.fabric import FabricLab
 from rocefab.lab.host.fakehost import snapshot
 from rocefab.renderers.pipeline import check_file
@@ -174,61 +175,97 @@ def test_a_slow_device_times_out_and_nothing_changes(lab: FabricLab) -> None:
     assert {name: state(lab, name) for name in before} == before
 
 
-def _wait_for_lock(lock: Path, process: subprocess.Popen[str]) -> dict[str, Any]:
+def marks(lab: FabricLab) -> dict[str, list[str]]:
+    """The lock marks on every device of the lab, read from the emulators (EOS flash, Linux /tmp)."""
+    found: dict[str, list[str]] = {}
+    for name in [d.name for d in lab.devices]:
+        device = lab.emulator(name)
+        if hasattr(device, "flash_dirs"):
+            names = list(device.flash_dirs)
+        else:
+            folder = (device.sandbox if hasattr(device, "sandbox") else device.root) / "tmp"
+            names = [p.name for p in folder.iterdir()]
+        found[name] = sorted(n for n in names if n.startswith(PREFIX))
+    return found
+
+
+def _wait_for_mark(lab: FabricLab, name: str, process: subprocess.Popen[str]) -> Mark:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if lock.exists() and lock.read_text(encoding="utf-8").strip():
-            holder: dict[str, Any] = json.loads(lock.read_text(encoding="utf-8"))
-            return holder
+        if held := marks(lab)[name]:
+            mark = Mark.parse(held[0])
+            assert mark is not None, held
+            return mark
         assert process.poll() is None, process.communicate()
         time.sleep(0.05)
-    raise AssertionError("the first run never took the lock")
+    raise AssertionError("the first run never placed its mark")
 
 
 @pytest.mark.parametrize("second", ["same intent", "different intent"])
 def test_two_applies_at_once_the_second_is_refused(lab: FabricLab, tmp_path: Path, second: str) -> None:
+    """The second run starts from a copy of the inventory (another operator's checkout): the devices' marks stop it
+    before it changes anything, naming the first run."""
     other = INTENT
     if second == "different intent":
         doc = yaml.safe_load(INTENT.read_text(encoding="utf-8"))
         doc["qos"] = {"ets": {"roce_percent": 70, "default_percent": 30}}
         other = tmp_path / "other.yaml"
         other.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    copy = tmp_path / "elsewhere" / "inventory.yaml"
+    copy.parent.mkdir()
+    copy.write_text(inventory(lab).read_text(encoding="utf-8"), encoding="utf-8")
     lab.emulator("leaf1-a").faults.delay_seconds = 0.3  # the first run takes a while
     first = rocefab(lab, "apply", "--only", "leaf1-a,leaf1-b", background=True)
-    holder = _wait_for_lock(inventory(lab).with_name("inventory.yaml.lock"), first)
-    assert holder["pid"] == first.pid and holder["host"] == socket.gethostname()
+    holder = _wait_for_mark(lab, "leaf1-a", first)
+    assert holder.pid == first.pid and holder.host == socket.gethostname().split(".")[0]
     # The first run is paused while the second starts: on a loaded machine a Python start-up can outlast a whole
-    # apply of two leaves, and the second run would then find the lock free. Paused, it still holds the lock.
+    # apply of two leaves, and the second run would then find the devices free. Paused, it still holds them.
     os.kill(first.pid, signal.SIGSTOP)
     try:
-        refused = rocefab(lab, "apply", "--only", "leaf1-a,leaf1-b", intent=other)
+        refused = rocefab(lab, "apply", "--only", "leaf1-a,leaf1-b", intent=other, inventory_path=copy)
     finally:
         os.kill(first.pid, signal.SIGCONT)
     out, err = first.communicate(timeout=240)
     assert first.returncode == 0, out + err
-    assert refused.returncode == 2, refused.stdout + refused.stderr
-    assert "another rocefab run holds" in refused.stderr and f"pid {first.pid} on {socket.gethostname()}" in \
-        refused.stderr and "nothing was changed" in refused.stderr
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    for leaf in ("leaf1-a", "leaf1-b"):
+        seen = row(refused.stdout, leaf)
+        assert f"locked by rocefab run {holder.run_id} of {holder.user} on {holder.host} (pid {first.pid})" in seen, \
+            seen
+    assert "could not be reached, locked or settled before the first commit - nothing was changed" in refused.stdout
+    assert not any(marks(lab).values()), "each run took its marks away again"
     again = rocefab(lab, "diff", "--only", "leaf1-a,leaf1-b")  # the first run's intent is what runs
     assert again.returncode == 0 and "2 unchanged" in again.stdout, again.stdout + again.stderr
     assert "bandwidth percent 70" not in state(lab, "leaf1-a") + state(lab, "leaf1-b")
 
 
-def test_a_stale_lock_is_taken_over_and_another_hosts_lock_needs_force(lab: FabricLab) -> None:
-    lock = inventory(lab).with_name("inventory.yaml.lock")
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    record = {"pid": int(dead.stdout), "host": socket.gethostname(), "started": "2026-01-01 00:00:00 UTC",
-              "command": "apply", "run_id": "20260101T000000-000000"}
-    lock.write_text(json.dumps(record), encoding="utf-8")
-    result = rocefab(lab, "diff", "--only", "leaf1-a")
-    assert result.returncode == 0, result.stderr
-    assert f"took over a stale lock: pid {record['pid']} on {socket.gethostname()}" in result.stderr
-    lock.write_text(json.dumps({**record, "host": "ops-jumphost-2"}), encoding="utf-8")
-    refused = rocefab(lab, "diff", "--only", "leaf1-a")
-    assert refused.returncode == 2 and "--force-unlock" in refused.stderr and "ops-jumphost-2" in refused.stderr
-    forced = rocefab(lab, "diff", "--only", "leaf1-a", "--force-unlock")
-    assert forced.returncode == 0 and "--force-unlock: took over the lock of pid" in forced.stderr
-    assert lock.read_text(encoding="utf-8") == "", "a finished run leaves the lock free"
+def test_a_stale_mark_is_removed_and_another_hosts_mark_needs_force(lab: FabricLab) -> None:
+    dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True, check=True).stdout)
+    here = own_mark("20260101T000000-000000")
+    stale = Mark("20260101T000000-000000", here.user, here.host, dead)
+    lab.emulator("leaf1-a").flash_dirs.add(stale.name)
+    (lab.emulator("spine1").root / "tmp" / stale.name).mkdir()
+    result = rocefab(lab, "apply", "--only", "leaf1-a,spine1", "--no-verify")
+    assert result.returncode == 0, result.stdout + result.stderr
+    for name in ("leaf1-a", "spine1"):
+        assert f"{name}: removed the lock mark of {stale}: that process is no longer running" in result.stderr
+    assert not any(marks(lab).values())
+
+    away = Mark("20260101T000000-0a0b0c", "bob", "ops-jumphost-2", 4242)
+    (lab.emulator("gpu001").sandbox / "tmp" / away.name).mkdir()
+    before = {name: state(lab, name) for name in ("leaf1-b", "gpu001")}
+    looked = rocefab(lab, "diff", "--only", "leaf1-b,gpu001")
+    assert looked.returncode == 1 and "ops-jumphost-2" in row(looked.stdout, "gpu001"), looked.stdout
+    assert "not compared" in row(looked.stdout, "gpu001") and "would change" in row(looked.stdout, "leaf1-b")
+    refused = rocefab(lab, "apply", "--only", "leaf1-b,gpu001", "--no-verify")
+    assert refused.returncode == 1 and "--force-unlock" in row(refused.stdout, "gpu001"), refused.stdout
+    assert {name: state(lab, name) for name in before} == before, "refused: nothing changed"
+    assert marks(lab)["gpu001"] == [away.name] and marks(lab)["leaf1-b"] == [], "only the other run's mark is left"
+    forced = rocefab(lab, "apply", "--only", "leaf1-b,gpu001", "--no-verify", "--force-unlock")
+    assert forced.returncode == 0, forced.stdout + forced.stderr
+    assert f"gpu001: --force-unlock: removed the lock mark {away.name}" in forced.stderr
+    assert not any(marks(lab).values()), "a finished run leaves every device free"
 
 
 def test_a_killed_run_leaves_leftovers_that_diff_leaves_and_apply_cleans(lab: FabricLab) -> None:
@@ -266,7 +303,6 @@ def test_a_killed_run_leaves_leftovers_that_diff_leaves_and_apply_cleans(lab: Fa
     left = leftovers()
     looked = rocefab(lab, "diff", "--only", "leaf1-a,spine1,gpu001")
     assert looked.returncode == 1, looked.stdout + looked.stderr
-    assert "took over a stale lock" in looked.stderr
     a = row(looked.stdout, "leaf1-a")
     assert "configuration locked by another session" in a and f"{left[0][0]} (left by rocefab run" in a, a
     assert "`rocefab apply` removes it" in a and leftovers() == left, "diff removed nothing"
@@ -374,11 +410,13 @@ def test_every_device_is_reached_before_the_first_commit(lab: FabricLab, device:
     lab.emulator(device).reach.down = True
     result = rocefab(lab, "apply")
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "could not be reached or settled before the first commit - nothing was changed" in result.stdout
+    assert "could not be reached, locked or settled before the first commit - nothing was changed" in result.stdout
     assert "cannot reach" in row(result.stdout, device) or "cannot open" in row(result.stdout, device)
     assert not (lab.folder.parent / "rocefab-backups").exists() or not any(
         (lab.folder.parent / "rocefab-backups").iterdir()), "stopped before the backup"
     assert {name: state(lab, name) for name in names} == before
+    lab.emulator(device).reach.clear()
+    assert not any(marks(lab).values()), "the marks the refused run placed are gone again"
 
 
 # -- signals ----------------------------------------------------------------------------------------------------------
@@ -410,7 +448,7 @@ def test_a_signal_stops_the_run_rolls_the_wave_back_and_says_so(lab: FabricLab, 
     assert "not started" in row(stdout, "spine1") and f"stopped by {sent.name}" in row(stdout, "spine1")
     assert {name: state(lab, name) for name in names} == before
     assert not [s for s in lab.emulator("leaf1-a").sessions.values() if s.state == "pendingCommitTimer"]
-    assert (lab.folder / "inventory.yaml.lock").read_text(encoding="utf-8") == "", "the lock is free"
+    assert not any(marks(lab).values()), "the devices are free"
 
 
 def test_a_second_signal_exits_at_once_naming_what_is_unknown(lab: FabricLab) -> None:
@@ -423,7 +461,8 @@ def test_a_second_signal_exits_at_once_naming_what_is_unknown(lab: FabricLab) ->
     stdout, stderr = run.communicate(timeout=60)
     assert run.returncode == 3, stdout + stderr
     assert "SIGTERM again: exiting now; state unknown for" in stderr and "leaf1-a" in stderr, stderr
-    assert (lab.folder / "inventory.yaml.lock").read_text(encoding="utf-8") == ""
+    assert "this run's lock mark stays on 7 device(s); the next rocefab run from this host removes it" in stderr
+    assert all(marks(lab).values()), "no time to take them away"
     lab.emulator("leaf1-b").faults.delay_seconds = 0
     looked = rocefab(lab, "diff", "--only", "leaf1-a")
     assert "pending revert" in row(looked.stdout, "leaf1-a"), looked.stdout  # what it left is found next time

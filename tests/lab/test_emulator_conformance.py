@@ -18,6 +18,7 @@ from verifylab import napalm_driver, pushed_lab
 
 from rocefab.deploy.inventory import PasswordSource, load_inventory
 from rocefab.deploy.verify.ecmp import planned_routes
+from rocefab.platforms.nxos import bootflash
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.plan import FabricPlan
 
@@ -194,3 +195,24 @@ def test_host_tools_print_the_samples_lines(trust: str, tmp_path: Path) -> None:
         drift += [f"{' '.join(argv)}: {line!r}" for line in sorted(_lines(printed) - known)
                   if line not in HOST_ALLOWED]
     assert not drift, "\n".join(drift)
+
+
+def test_nxos_emulator_lists_bootflash_as_the_samples_do(mixed_lab: tuple[FabricPlan, Path]) -> None:
+    """`dir bootflash:` with a folder in it (a lock mark): rows and usage lines in the captured answers' layout."""
+    plan, inventory = mixed_lab
+    sw = next(s for s in plan.switches if s.platform == "nxos")
+    device = napalm_driver(inventory, sw)
+    try:
+        device.cli(["mkdir bootflash:rocefab-lock.conformance"])
+        text = str(device.cli(["dir bootflash:"])["dir bootflash:"])
+        device.cli(["rmdir bootflash:rocefab-lock.conformance"])
+        after = str(device.cli(["dir bootflash:"])["dir bootflash:"])
+    finally:
+        device.close()
+    rows, usage = text.split("\n\n", 1)
+    assert all(bootflash.ROW.fullmatch(line) for line in rows.splitlines()), rows
+    assert ("rocefab-lock.conformance", True) in bootflash.entries(text)
+    assert ("rocefab-lock.conformance", True) not in bootflash.entries(after)
+    sample = (ROOT / "tests/fixtures/devices/nxos/7.3/dir_bootflash.txt").read_text(encoding="utf-8")
+    shape_of = [re.sub(r"\d+", "N", line.strip()) for line in sample.split("\n\n", 1)[1].splitlines()]
+    assert [re.sub(r"\d+", "N", line.strip()) for line in usage.splitlines() if line.strip()] == shape_of

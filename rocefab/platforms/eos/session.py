@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import shlex
 import ssl
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -19,6 +20,7 @@ from napalm.base.exceptions import (
 )
 
 from rocefab.deploy import unified
+from rocefab.deploy.device_lock import PREFIX as MARK_PREFIX
 from rocefab.deploy.preserve import ReplacePreview, carry_preserved, replace_preview, without_preserved
 from rocefab.deploy.session import DeployError, DeviceSession, PendingCommit, describe
 from rocefab.platforms.eos import PRESERVED
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 _CONNECT_ERRORS: tuple[type[BaseException], ...] = (ConnectionException, pyeapi.eapilib.ConnectionError, OSError)
 _DEVICE_ERRORS = (*_CONNECT_ERRORS, pyeapi.eapilib.CommandError)
 SESSION_PREFIX = "rocefab_"
+MARK_FOLDER = "/mnt/flash"
 _SESSION_NUMBERS = itertools.count(1)
 _LOAD_ERRORS = (MergeConfigException, ReplaceConfigException, SessionLockedException, pyeapi.eapilib.CommandError)
 
@@ -116,6 +119,26 @@ class EosSession(DeviceSession):
                      if (run := run_of(n, SESSION_PREFIX)) else n for n in staged]
             return f" ({', '.join(named)})" if named else ""
         return ""
+
+    # Lock marks in flash (/mnt/flash), through eAPI's `bash timeout N` as Arista's own tools reach the shell: a
+    # configuration session cannot be the mark, as NAPALM refuses to stage while another session is pending.
+    def _flash(self, what: str, *argv: str) -> str:
+        command = "bash timeout 10 " + " ".join(shlex.quote(a) for a in argv)
+        try:
+            answer = self._device.device.run_commands([command], encoding="text")[0]
+        except _DEVICE_ERRORS as exc:
+            raise self._fail(what, exc) from None
+        return str(answer.get("output", ""))
+
+    def lock_marks(self) -> list[str]:
+        listing = self._flash("reading the lock marks in flash", "ls", "-1", MARK_FOLDER)
+        return [line.strip() for line in listing.splitlines() if line.strip().startswith(MARK_PREFIX)]
+
+    def place_mark(self, name: str) -> None:
+        self._flash(f"placing the lock mark {name}", "mkdir", f"{MARK_FOLDER}/{name}")
+
+    def remove_mark(self, name: str) -> None:
+        self._flash(f"removing the lock mark {name}", "rmdir", f"{MARK_FOLDER}/{name}")
 
     def cleanup_leftovers(self) -> list[str]:
         mine = f"{SESSION_PREFIX}{self.run_id}_"

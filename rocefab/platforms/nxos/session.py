@@ -27,12 +27,13 @@ from netmiko.exceptions import NetmikoBaseException
 from paramiko.ssh_exception import SSHException
 
 from rocefab.deploy import unified
+from rocefab.deploy.device_lock import PREFIX as MARK_PREFIX
 from rocefab.deploy.indented_diff import aligned_lines
 from rocefab.deploy.inventory import Transport
 from rocefab.deploy.preserve import ReplacePreview, carry_preserved, replace_preview, without_preserved
 from rocefab.deploy.session import DeployError, DeviceSession, describe
 from rocefab.deploy.ssh import host_key_name, known_hosts
-from rocefab.platforms.nxos import PRESERVED
+from rocefab.platforms.nxos import PRESERVED, bootflash
 
 if TYPE_CHECKING:
     from rocefab.deploy.verify.observation import NextHop, Observation, PortCounters
@@ -109,13 +110,34 @@ class NxosSession(DeviceSession):
         return "\n".join(line for line in config.splitlines()
                          if not line.startswith(("!Time:", "!Running configuration last done at:")))
 
+    def _listing(self) -> list[tuple[str, bool]]:
+        return bootflash.entries(str(self._device.cli(["dir bootflash:"]).get("dir bootflash:", "")))
+
     def _bootflash(self) -> list[str]:
-        listing = str(self._device.cli(["dir bootflash:"]).get("dir bootflash:", ""))
-        return sorted({word for line in listing.splitlines() for word in line.split()[-1:]
-                       if word.startswith(FILE_PREFIX)})
+        return sorted({name for name, folder in self._listing() if name.startswith(FILE_PREFIX) and not folder})
 
     def _delete(self, name: str) -> None:
         self._device.cli([f"delete bootflash:{name} no-prompt"])
+
+    # Lock marks as bootflash: directories (`dir` prints them with a trailing slash).
+    def lock_marks(self) -> list[str]:
+        try:
+            listing = self._listing()
+        except _ERRORS as exc:
+            raise self._fail("reading the lock marks in bootflash:", exc) from None
+        return sorted({name for name, folder in listing if name.startswith(MARK_PREFIX) and folder})
+
+    def place_mark(self, name: str) -> None:
+        try:
+            self._device.cli([f"mkdir bootflash:{name}"])
+        except _ERRORS as exc:
+            raise self._fail(f"placing the lock mark {name}", exc) from None
+
+    def remove_mark(self, name: str) -> None:
+        try:
+            self._device.cli([f"rmdir bootflash:{name}"])
+        except _ERRORS as exc:
+            raise self._fail(f"removing the lock mark {name}", exc) from None
 
     def cleanup_leftovers(self) -> list[str]:
         ours = {self._device.candidate_cfg, self._device.rollback_cfg}
