@@ -38,7 +38,6 @@ def nxos_group(priority: int, cnp_priority: int) -> int:
 # trusting DSCP maps d to d >> 3 (mlnx-tools `mlnx_qos`, setDefaultAppEntry).
 PLATFORM_DEFAULT_DSCP = {
     "cumulus": [d >> 3 for d in range(64)],
-    "eos": [1 if d < 8 else 0 if d < 16 else d >> 3 for d in range(64)],
     "nxos": [0] * 64,
 }
 NIC_DEFAULT_DSCP = [d >> 3 for d in range(64)]
@@ -61,12 +60,14 @@ class SwitchQos:
 
 def _eos(sw: Switch, text: str) -> SwitchQos:
     root = parse_indented(text)
-    dscp = {}
+    entries = []
     for line in root.lines():
         m = re.fullmatch(r"qos map dscp ([\d ]+) to traffic-class (\d)", line)
         if m:
-            for d in m.group(1).split():
-                dscp[int(d)] = int(m.group(2))
+            entries += [(int(d), int(m.group(2))) for d in m.group(1).split()]
+    # All 64, each once: the switch's map never rests on the release's built-in one (no source gives it whole).
+    assert sorted(d for d, _ in entries) == list(range(64)), f"{sw.name}: DSCP map is not all 64 entries once"
+    dscp = dict(entries)
     profile = root.child("qos profile ROCE-LOSSLESS")
     assert profile is not None, f"{sw.name}: no qos profile"
     assert profile.child("qos trust dscp"), f"{sw.name}: profile does not trust DSCP"
@@ -91,7 +92,7 @@ def _eos(sw: Switch, text: str) -> SwitchQos:
             assert node.child(f"mtu {sw.mtu_bytes}"), f"{sw.name} {port.name}: routed port without jumbo MTU"
     for svi in root.starting("interface Vlan"):
         assert svi.child(f"mtu {sw.mtu_bytes}"), f"{sw.name} {svi.line}: SVI without jumbo MTU"
-    full = effective(PLATFORM_DEFAULT_DSCP["eos"], dscp)
+    full = [dscp[d] for d in range(64)]
     return SwitchQos(dict(enumerate(full)), full[0], lossless, ecn, strict)
 
 

@@ -39,9 +39,10 @@ SPEC = PlatformSpec(
     # Arista's recommended MLAG reload delays: MLAG ports stay down 300 s after a reboot, others 330 s.
     mlag_reload_delay_s=300,
     non_mlag_reload_delay_s=330,
-    # EOS's built-in DSCP -> traffic-class map follows d >> 3 except that it swaps the two lowest classes:
-    # DSCP 0-7 go to class 1, 8-15 to class 0. Arista's AI fabric guide confirms CS3 -> TC3; the full table
-    # is from a secondary source (an EOS RoCE configuration write-up), so both blocks are written explicitly.
+    # EOS's built-in DSCP -> traffic-class map, as a secondary source (an EOS RoCE configuration write-up) gives
+    # it: d >> 3 except that the two lowest classes swap (DSCP 0-7 -> class 1, 8-15 -> class 0). Arista's AI
+    # fabric guide confirms only CS3 -> TC3. Rendering does not rely on it (all 64 entries are written); verify's
+    # reader uses it only for an entry a running-config leaves out.
     default_dscp_classes=tuple(1 if d < 8 else 0 if d < 16 else d >> 3 for d in range(64)),
     # EOS documents no per-port headroom or cable-length input (the MMU sizes headroom; the only override,
     # `platform trident mmu queue profile ... ingress headroom`, is global and unverified for these ASICs): a

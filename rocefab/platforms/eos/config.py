@@ -12,7 +12,7 @@ from rocefab.platforms.eos import SPEC
 from rocefab.platforms.eos import structured as s
 from rocefab.platforms.eos.services import EosServices, build_services
 from rocefab.platforms.unit import UnitFile
-from rocefab.renderers.common import egress_queues, explicit_dscp_map, seconds, unused_children
+from rocefab.renderers.common import egress_queues, seconds, unused_children
 from rocefab.renderers.natural import natural_key
 from rocefab.renderers.plan import FabricPlan, PortRole, Qos, Switch
 from rocefab.renderers.templating import header_lines, render
@@ -32,11 +32,11 @@ DSCPS_PER_LINE = 8  # as EOS prints its map; the longest list any source shows o
 
 
 def _dscp_maps(q: Qos) -> tuple[s.DscpMap, ...]:
-    """`qos map dscp` lines for every DSCP whose class must differ from EOS's built-in map (SPEC's
-    default_dscp_classes), grouped by class, eight to a line."""
+    """`qos map dscp` lines for all 64 DSCPs, grouped by class, eight to a line: the switch's map is the fabric's
+    whatever the release's built-in map is (no source gives the whole built-in table; see SPEC)."""
     by_class: dict[int, list[int]] = {}
-    for dscp, traffic_class in sorted(explicit_dscp_map(q, SPEC.default_dscp_classes).items()):
-        by_class.setdefault(traffic_class, []).append(dscp)
+    for dscp in range(64):
+        by_class.setdefault(q.dscp_classes[dscp], []).append(dscp)
     return tuple(s.DscpMap(" ".join(map(str, dscps[i:i + DSCPS_PER_LINE])), tc)
                  for tc, dscps in sorted(by_class.items()) for i in range(0, len(dscps), DSCPS_PER_LINE))
 
