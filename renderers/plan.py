@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import StrEnum
-from ipaddress import IPv4Network
+from ipaddress import IPv4Network, ip_interface
 
 from rocefab.models.resolve import Role
 from rocefab.renderers.headroom import Headroom
@@ -245,6 +245,11 @@ class HostBond:
         """The address the bond's policy rule matches (its own, without the prefix length)."""
         return self.ipv4.split("/")[0]
 
+    @property
+    def connected(self) -> str:
+        """The bond's own subnet (its training VLAN's), which its table reaches on-link: same-rack peers."""
+        return str(ip_interface(self.ipv4).network)
+
 
 @record
 class HostNic:
@@ -266,6 +271,11 @@ class HostNic:
     def source(self) -> str:
         """The address the NIC's policy rule matches (its own, without the prefix length)."""
         return self.ipv4.split("/")[0]
+
+    @property
+    def connected(self) -> str:
+        """The NIC's own /31 with its leaf, which its table reaches on-link."""
+        return str(ip_interface(self.ipv4).network)
 
 
 @record

@@ -162,9 +162,14 @@ def test_each_bond_has_a_table_for_what_it_sources(pod: tuple[Path, Applied]) ->
     rules = stub(applied.root, "ip", "-4", "rule", "show").stdout.splitlines()
     assert "32765:\tfrom 10.101.0.4 lookup 200" in rules and "32764:\tfrom 10.102.0.4 lookup 201" in rules
     # a RoCE peer on the other training VLAN is reached through the bond the GID belongs to
-    for table, gateway, bond in (("200", "10.101.0.1", "bond0"), ("201", "10.102.0.1", "bond1")):
-        assert stub(applied.root, "ip", "-4", "route", "show", "table", table).stdout == (
-            f"10.101.0.0/16 via {gateway} dev {bond} \n10.102.0.0/16 via {gateway} dev {bond} \n")
+    # and a same-rack peer on the bond's own VLAN on-link, from the bond's address, as the main table reaches it
+    for table, gateway, bond, own in (("200", "10.101.0.1", "bond0", "10.101.0.4"),
+                                      ("201", "10.102.0.1", "bond1", "10.102.0.4")):
+        subnet = own.rsplit(".", 1)[0] + ".0/24"
+        shown = stub(applied.root, "ip", "-4", "route", "show", "table", table).stdout
+        assert sorted(shown.splitlines()) == sorted([f"{subnet} dev {bond} scope link src {own} ",
+                                                     f"10.101.0.0/16 via {gateway} dev {bond} ",
+                                                     f"10.102.0.0/16 via {gateway} dev {bond} "]), shown
     assert run_script(script, applied.root, "--check").returncode == 0
 
 

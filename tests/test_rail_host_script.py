@@ -164,6 +164,7 @@ def nic_drifts(rail: Rail, nic: HostNic) -> list[str]:
             f"{n} ipv4 address: is '', want '{nic.ipv4}'",
             *(f"route {r}: is ' ', want '{gw} {n}'" for r in nic.routes),
             f"rule from {source(nic)}: is '', want '{nic.table}'",
+            f"route {nic.connected} table {nic.table}: is ' ', want '{n} {source(nic)}'",
             *(f"route {r} table {nic.table}: is ' ', want '{gw} {n}'" for r in nic.table_routes),
             f"{nic.rdma_device} default traffic class: is '<unset>', want '106'",
             f"{nic.rdma_device} rdma_cm default ToS: is '0', want '106'",
@@ -214,8 +215,10 @@ def test_apply_configures_a_fresh_host(applied_once: Applied, rail: Rail) -> Non
         for prefix in nic.routes:
             assert stub(root, "ip", "-4", "route", "show", prefix).stdout == f"{prefix} via {gw} dev {n} \n"
         # the NIC's table holds exactly its routes, and only there: the main table does not show them
-        assert stub(root, "ip", "-4", "route", "show", "table", str(nic.table)).stdout == "".join(
-            f"{prefix} via {gw} dev {n} \n" for prefix in nic.table_routes)
+        # (and the /31 with its leaf on-link, from the NIC's own address)
+        shown = stub(root, "ip", "-4", "route", "show", "table", str(nic.table)).stdout.splitlines()
+        assert sorted(shown) == sorted([f"{nic.connected} dev {n} scope link src {source(nic)} ",
+                                        *(f"{prefix} via {gw} dev {n} " for prefix in nic.table_routes)]), shown
         assert stub(root, "cma_roce_tos", "-d", rdma, "-p", "1").stdout == "106\n"
         assert stub(root, "cma_roce_mode", "-d", rdma, "-p", "1").stdout == "RoCE v2\n"
         assert (root / "sys/class/infiniband" / rdma / "ports/1/gid_attrs/types/3").read_text() == "RoCE v2\n"
@@ -280,12 +283,13 @@ DRIFT_CASES = {
                             [f"route {ALL_RAILS} table {TABLE0}: is ' ', want '{GW0} {NIC0}'"]),
     "table-route-other-rail": (ip("route", "replace", ALL_RAILS, "via", GW1, "dev", NIC1, "table", TABLE0),
                                [f"route {ALL_RAILS} table {TABLE0}: is '{GW1} {NIC1}', want '{GW0} {NIC0}'"]),
+    # the kernel flushes every route through a device that goes down or loses its address, in every table
     "nic-down": (ip("link", "set", "dev", NIC0, "down"),
                  [f"{NIC0} admin state: is 'down'", f"route {RAIL0}: is ' '",
-                  f"route {ALL_RAILS} table {TABLE0}: is ' '"]),
+                  f"route {GW0}/31 table {TABLE0}: is ' '", f"route {ALL_RAILS} table {TABLE0}: is ' '"]),
     "address-gone": (ip("addr", "flush", "dev", NIC1),
                      [f"{NIC1} ipv4 address: is ''", f"route {RAIL1}: is ' '",
-                      f"route {ALL_RAILS} table {TABLE1}: is ' '",
+                      f"route {GW1}/31 table {TABLE1}: is ' '", f"route {ALL_RAILS} table {TABLE1}: is ' '",
                       f"mlx5_3 has no RoCE v2 GID for {SRC1} on {NIC1}"]),
     "tos": (lambda root: stub(root, "cma_roce_tos", "-d", "mlx5_3", "-t", "0"),
             ["mlx5_3 rdma_cm default ToS: is '0'"]),

@@ -83,7 +83,7 @@ class Routing:
         return [r for r in self.state["routes"] if r.get("table", RT_TABLE_MAIN) == table]
 
     def replace_route(self, dst: str, via: str | None, dev: str, *, replace: bool,
-                      table: int = RT_TABLE_MAIN) -> None:
+                      table: int = RT_TABLE_MAIN, src: str | None = None) -> None:
         """`ip route add/replace`; the gateway check is the same in every table (fib_check_nh_v4_gw falls back to a
         full lookup, which finds the connected route of the main table)."""
         import ipaddress
@@ -98,13 +98,15 @@ class Routing:
                 raise Fail("Error: Nexthop has invalid gateway.", 2)
         elif not self.dev(dev)["up"]:
             raise Fail("Error: Nexthop device is not up.", 2)
+        if src is not None and not any(c["src"] == src for c in self.connected()):
+            raise Fail("Error: Invalid prefsrc address.", 2)  # fib_create_info: a preferred source must be local
         routes = self.state["routes"]
         same = [r for r in self.routes(table) if r["dst"] == str(net)]
         if same and not replace:
             raise Fail("RTNETLINK answers: File exists", 2)
         for r in same:
             routes.remove(r)
-        routes.append({"dst": str(net), "via": via, "dev": dev, "table": table})
+        routes.append({"dst": str(net), "via": via, "dev": dev, "table": table, "src": src})
 
     def delete_route(self, dst: str, table: int = RT_TABLE_MAIN) -> None:
         import ipaddress

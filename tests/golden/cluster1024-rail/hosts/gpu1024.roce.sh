@@ -340,20 +340,23 @@ ensure_address() {  # NETDEV ADDRESS/LEN
   converge "$1 ipv4 address" "$2" ipv4_addresses "$1" -- set_address "$1" "$2"
 }
 
-gateway_dev() {  # the last "via G" and "dev D" of OUT's lines as "G D"
-  local line i gateway="" dev=""
+route_fields() {  # the last "via G", "dev D" and "src S" of OUT's lines, in GATEWAY, DEV and SRC
+  local line i
+  GATEWAY="" DEV="" SRC=""
   while IFS= read -r line; do
     fields "$line"
     for i in "${!FIELDS[@]}"; do
       [[ -n ${FIELDS[i + 1]+set} ]] || continue  # a last field has no value after it
       case ${FIELDS[i]} in
-        via) gateway=${FIELDS[i + 1]} ;;
-        dev) dev=${FIELDS[i + 1]} ;;
+        via) GATEWAY=${FIELDS[i + 1]} ;;
+        dev) DEV=${FIELDS[i + 1]} ;;
+        src) SRC=${FIELDS[i + 1]} ;;
       esac
     done
   done <<<"$OUT"
-  VALUE="$gateway $dev"
 }
+
+gateway_dev() { route_fields; VALUE="$GATEWAY $DEV"; }  # of OUT's route lines: "G D"
 
 route_via() {  # PREFIX: "gateway dev" of the route, if any
   tool_output ip -4 route show "$1"
@@ -393,6 +396,16 @@ ensure_rule() {  # SOURCE TABLE
 table_route_via() {  # PREFIX TABLE: "gateway dev" of the route in that table, if any
   tool_output ip -4 route show table "$2" "$1"
   gateway_dev
+}
+
+table_link_route() {  # PREFIX TABLE: "dev src" of the on-link route in that table, "via G dev src" if not on-link
+  tool_output ip -4 route show table "$2" "$1"
+  route_fields
+  VALUE="${GATEWAY:+via $GATEWAY }$DEV $SRC"
+}
+
+ensure_table_link() {  # PREFIX NETDEV SOURCE TABLE: the interface's own subnet, on-link, from its own address
+  converge "route $1 table $4" "$2 $3" table_link_route "$1" "$4" -- ip route replace "$1" dev "$2" src "$3" table "$4"
 }
 
 ensure_table_route() {  # PREFIX GATEWAY NETDEV TABLE
@@ -659,6 +672,7 @@ ensure_address enp24s0np0 10.128.7.255/31
 ensure_route 10.128.0.0/15 10.128.7.254 enp24s0np0
 # traffic sourced from this NIC leaves by this NIC, whatever rail it is for
 ensure_rule 10.128.7.255 100
+ensure_table_link 10.128.7.254/31 enp24s0np0 10.128.7.255 100
 ensure_table_route 10.128.0.0/12 10.128.7.254 enp24s0np0 100
 ensure_rdma_device mlx5_0
 if rdma_present mlx5_0; then
@@ -687,6 +701,7 @@ ensure_address enp64s0np0 10.130.7.255/31
 ensure_route 10.130.0.0/15 10.130.7.254 enp64s0np0
 # traffic sourced from this NIC leaves by this NIC, whatever rail it is for
 ensure_rule 10.130.7.255 101
+ensure_table_link 10.130.7.254/31 enp64s0np0 10.130.7.255 101
 ensure_table_route 10.128.0.0/12 10.130.7.254 enp64s0np0 101
 ensure_rdma_device mlx5_3
 if rdma_present mlx5_3; then
@@ -715,6 +730,7 @@ ensure_address enp79s0np0 10.132.7.255/31
 ensure_route 10.132.0.0/15 10.132.7.254 enp79s0np0
 # traffic sourced from this NIC leaves by this NIC, whatever rail it is for
 ensure_rule 10.132.7.255 102
+ensure_table_link 10.132.7.254/31 enp79s0np0 10.132.7.255 102
 ensure_table_route 10.128.0.0/12 10.132.7.254 enp79s0np0 102
 ensure_rdma_device mlx5_4
 if rdma_present mlx5_4; then
@@ -743,6 +759,7 @@ ensure_address enp94s0np0 10.134.7.255/31
 ensure_route 10.134.0.0/15 10.134.7.254 enp94s0np0
 # traffic sourced from this NIC leaves by this NIC, whatever rail it is for
 ensure_rule 10.134.7.255 103
+ensure_table_link 10.134.7.254/31 enp94s0np0 10.134.7.255 103
 ensure_table_route 10.128.0.0/12 10.134.7.254 enp94s0np0 103
 ensure_rdma_device mlx5_5
 if rdma_present mlx5_5; then
@@ -771,6 +788,7 @@ ensure_address enp154s0np0 10.136.7.255/31
 ensure_route 10.136.0.0/15 10.136.7.254 enp154s0np0
 # traffic sourced from this NIC leaves by this NIC, whatever rail it is for
 ensure_rule 10.136.7.255 104
+ensure_table_link 10.136.7.254/31 enp154s0np0 10.136.7.255 104
 ensure_table_route 10.128.0.0/12 10.136.7.254 enp154s0np0 104
 ensure_rdma_device mlx5_6
 if rdma_present mlx5_6; then
@@ -799,6 +817,7 @@ ensure_address enp192s0np0 10.138.7.255/31
 ensure_route 10.138.0.0/15 10.138.7.254 enp192s0np0
 # traffic sourced from this NIC leaves by this NIC, whatever rail it is for
 ensure_rule 10.138.7.255 105
+ensure_table_link 10.138.7.254/31 enp192s0np0 10.138.7.255 105
 ensure_table_route 10.128.0.0/12 10.138.7.254 enp192s0np0 105
 ensure_rdma_device mlx5_9
 if rdma_present mlx5_9; then
@@ -827,6 +846,7 @@ ensure_address enp206s0np0 10.140.7.255/31
 ensure_route 10.140.0.0/15 10.140.7.254 enp206s0np0
 # traffic sourced from this NIC leaves by this NIC, whatever rail it is for
 ensure_rule 10.140.7.255 106
+ensure_table_link 10.140.7.254/31 enp206s0np0 10.140.7.255 106
 ensure_table_route 10.128.0.0/12 10.140.7.254 enp206s0np0 106
 ensure_rdma_device mlx5_10
 if rdma_present mlx5_10; then
@@ -855,6 +875,7 @@ ensure_address enp220s0np0 10.142.7.255/31
 ensure_route 10.142.0.0/15 10.142.7.254 enp220s0np0
 # traffic sourced from this NIC leaves by this NIC, whatever rail it is for
 ensure_rule 10.142.7.255 107
+ensure_table_link 10.142.7.254/31 enp220s0np0 10.142.7.255 107
 ensure_table_route 10.128.0.0/12 10.142.7.254 enp220s0np0 107
 ensure_rdma_device mlx5_11
 if rdma_present mlx5_11; then

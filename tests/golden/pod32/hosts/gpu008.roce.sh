@@ -340,20 +340,23 @@ ensure_address() {  # NETDEV ADDRESS/LEN
   converge "$1 ipv4 address" "$2" ipv4_addresses "$1" -- set_address "$1" "$2"
 }
 
-gateway_dev() {  # the last "via G" and "dev D" of OUT's lines as "G D"
-  local line i gateway="" dev=""
+route_fields() {  # the last "via G", "dev D" and "src S" of OUT's lines, in GATEWAY, DEV and SRC
+  local line i
+  GATEWAY="" DEV="" SRC=""
   while IFS= read -r line; do
     fields "$line"
     for i in "${!FIELDS[@]}"; do
       [[ -n ${FIELDS[i + 1]+set} ]] || continue  # a last field has no value after it
       case ${FIELDS[i]} in
-        via) gateway=${FIELDS[i + 1]} ;;
-        dev) dev=${FIELDS[i + 1]} ;;
+        via) GATEWAY=${FIELDS[i + 1]} ;;
+        dev) DEV=${FIELDS[i + 1]} ;;
+        src) SRC=${FIELDS[i + 1]} ;;
       esac
     done
   done <<<"$OUT"
-  VALUE="$gateway $dev"
 }
+
+gateway_dev() { route_fields; VALUE="$GATEWAY $DEV"; }  # of OUT's route lines: "G D"
 
 route_via() {  # PREFIX: "gateway dev" of the route, if any
   tool_output ip -4 route show "$1"
@@ -393,6 +396,16 @@ ensure_rule() {  # SOURCE TABLE
 table_route_via() {  # PREFIX TABLE: "gateway dev" of the route in that table, if any
   tool_output ip -4 route show table "$2" "$1"
   gateway_dev
+}
+
+table_link_route() {  # PREFIX TABLE: "dev src" of the on-link route in that table, "via G dev src" if not on-link
+  tool_output ip -4 route show table "$2" "$1"
+  route_fields
+  VALUE="${GATEWAY:+via $GATEWAY }$DEV $SRC"
+}
+
+ensure_table_link() {  # PREFIX NETDEV SOURCE TABLE: the interface's own subnet, on-link, from its own address
+  converge "route $1 table $4" "$2 $3" table_link_route "$1" "$4" -- ip route replace "$1" dev "$2" src "$3" table "$4"
 }
 
 ensure_table_route() {  # PREFIX GATEWAY NETDEV TABLE
@@ -670,6 +683,8 @@ ensure_address bond0 10.101.0.11/24
 ensure_route 10.101.0.0/16 10.101.0.1 bond0
 # traffic sourced from this bond leaves by this bond, whatever training VLAN it is for
 ensure_rule 10.101.0.11 200
+# same-rack peers on-link, as the main table reaches them: without it the table sends them through the gateway
+ensure_table_link 10.101.0.0/24 bond0 10.101.0.11 200
 ensure_table_route 10.101.0.0/16 10.101.0.1 bond0 200
 ensure_table_route 10.102.0.0/16 10.101.0.1 bond0 200
 ensure_rdma_device mlx5_bond_0
@@ -718,6 +733,8 @@ ensure_address bond1 10.102.0.11/24
 ensure_route 10.102.0.0/16 10.102.0.1 bond1
 # traffic sourced from this bond leaves by this bond, whatever training VLAN it is for
 ensure_rule 10.102.0.11 201
+# same-rack peers on-link, as the main table reaches them: without it the table sends them through the gateway
+ensure_table_link 10.102.0.0/24 bond1 10.102.0.11 201
 ensure_table_route 10.101.0.0/16 10.102.0.1 bond1 201
 ensure_table_route 10.102.0.0/16 10.102.0.1 bond1 201
 ensure_rdma_device mlx5_bond_1
