@@ -3,6 +3,7 @@ arithmetic and what the platform's config says about it."""
 
 from __future__ import annotations
 
+from rocefab.renderers.nic_headroom import DRIVER_DEFAULT_CABLE_M, nic_xoff_bytes
 from rocefab.renderers.plan import FabricPlan, Switch
 from rocefab.renderers.record import record
 
@@ -14,7 +15,7 @@ RENDERED_AS = {"cable-length": "cable-length {cable} m",
 class HeadroomRow:
     role: str
     platform: str
-    switches: int
+    switches: int  # devices: switches, or hosts in the NICs' row
     longest_cable_m: int  # any port's
     speed_gbps: int  # the neediest port's, like `headroom_bytes` and `arithmetic`
     headroom_bytes: int
@@ -41,4 +42,19 @@ def headroom_rows(plan: FabricPlan) -> list[HeadroomRow]:
             how = f"platform default (<= {spec.headroom_rendered_above_m} m)"
         rows.append(HeadroomRow(role, platform, len(members), longest, worst.speed_gbps, worst.bytes,
                                 worst.formula, how))
-    return rows
+    host = _host_row(plan)
+    return rows + ([host] if host is not None else [])
+
+
+def _host_row(plan: FabricPlan) -> HeadroomRow | None:
+    """The hosts' NICs: the mlx5 driver's xoff for the longest host cable, as the host scripts tell it the length."""
+    ports = [(m.cable_m, m.nic_cable_len, b.speed_gbps) for h in plan.hosts for b in h.bonds for m in b.members]
+    ports += [(n.cable_m, n.nic_cable_len, n.speed_gbps) for h in plan.hosts for n in h.nics]
+    if not ports:
+        return None
+    mtu = plan.host_profile.mtu_bytes
+    _, told, speed = max(ports, key=lambda p: (nic_xoff_bytes(p[2], p[1], mtu), p[0]))
+    return HeadroomRow("host", "mlx5 NIC", len(plan.hosts), max(p[0] for p in ports), speed,
+                       nic_xoff_bytes(speed, told, mtu),
+                       f"(301 + 2.16 x {told} m) x {speed}G + 2.72 x {mtu} B (the driver's xoff)",
+                       f"mlnx_qos --cable_len {told} (driver default {DRIVER_DEFAULT_CABLE_M})")

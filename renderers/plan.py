@@ -13,6 +13,7 @@ from ipaddress import IPv4Network, ip_interface
 from rocefab.models.resolve import Role
 from rocefab.renderers.headroom import Headroom
 from rocefab.renderers.jsontext import dumps_outline, write_outline
+from rocefab.renderers.nic_headroom import nic_cable_len
 from rocefab.renderers.record import record
 from rocefab.renderers.services import SiteServices
 
@@ -223,6 +224,12 @@ class HostPort:
     netdev: str
     switch: str
     port: str
+    cable_m: int = 0  # the planned length of its cable to the switch, which sizes both ends' PFC headroom
+
+    @property
+    def nic_cable_len(self) -> int:
+        """What the NIC's driver is told the cable is (renderers/nic_headroom.py)."""
+        return nic_cable_len(self.cable_m)
 
 
 @record
@@ -266,6 +273,12 @@ class HostNic:
     routes: tuple[str, ...]  # main table: this rail's prefix, reached through this NIC's leaf
     table: int  # a routing table of its own, so traffic sourced from this NIC leaves by this NIC
     table_routes: tuple[str, ...]  # what that table routes through the leaf: every rail's addresses
+    cable_m: int = 0  # the planned length of its cable to the leaf, which sizes both ends' PFC headroom
+
+    @property
+    def nic_cable_len(self) -> int:
+        """What the NIC's driver is told the cable is (renderers/nic_headroom.py)."""
+        return nic_cable_len(self.cable_m)
 
     @property
     def source(self) -> str:

@@ -26,7 +26,9 @@ from rocefab.renderers.plan import (
     EcnMarking,
     FabricPlan,
     Host,
+    HostPort,
     HostProfile,
+    LinkKind,
     LoadBalancing,
     Operations,
     Qos,
@@ -172,6 +174,8 @@ def _finish(state: PlanState, hosts: list[Host]) -> FabricPlan:
     links, findings = measure(state.links, ends, intent.cabling)
     if findings:
         raise PlanningError(findings)
+    # each host port's cable, by its switch end: the NIC's driver sizes its receive buffer from the same length
+    cables = {(link.a.device, link.a.port): link.length_m for link in links if link.kind is LinkKind.HOST}
     worst: dict[str, Headroom] = {}
     longest: dict[str, int] = {}
     measured = intent.qos.pfc.measured_headroom_bytes
@@ -194,12 +198,22 @@ def _finish(state: PlanState, hosts: list[Host]) -> FabricPlan:
         vlans=tuple(Vlan(v.id, v.name, str(v.subnet)) for v in sorted(intent.vlans, key=lambda v: v.id)),
         switches=tuple(_freeze(intent, d, racks[d.name], worst.get(d.name), longest.get(d.name, 0))
                        for d in switches),
-        hosts=tuple(replace(h, rack=racks[h.name]) for h in hosts),
+        hosts=tuple(_placed(h, racks[h.name], cables) for h in hosts),
         links=tuple(links),
         host_profile=_host_profile(intent),
         operations=Operations(**intent.monitoring.model_dump(), **intent.acceptance.model_dump()),
         services=site_services(intent.services),
     )
+
+def _placed(host: Host, rack: str, cables: dict[tuple[str, str], int]) -> Host:
+    """The host in its rack, each of its ports with the length of its cable."""
+    def cabled(port: HostPort) -> HostPort:
+        return replace(port, cable_m=cables[(port.switch, port.port)])
+
+    bonds = tuple(replace(b, members=(cabled(b.members[0]), cabled(b.members[1]))) for b in host.bonds)
+    nics = tuple(replace(n, cable_m=cables[(n.switch, n.port)]) for n in host.nics)
+    return replace(host, rack=rack, bonds=bonds, nics=nics)
+
 
 def _freeze(intent: Intent, d: SwitchDraft, rack: str, pfc_headroom: Headroom | None, longest_cable_m: int
             ) -> Switch:

@@ -67,11 +67,11 @@ def _headroom(plan: FabricPlan) -> list[str]:
     rows = headroom_rows(plan)
     if not rows:
         return ["No lossless priority: no headroom."]
-    return _table(("tier", "platform", "switches", "longest cable", "speed", "headroom", "arithmetic",
+    return _table(("tier", "platform", "devices", "longest cable", "speed", "headroom", "arithmetic",
                    "rendered as"),
                   ((r.role, r.platform, r.switches, f"{r.longest_cable_m} m", f"{r.speed_gbps}G",
                     f"{r.headroom_bytes:,} B", f"`{r.arithmetic}`", r.rendered_as) for r in rows),
-                  right=("switches", "headroom"))
+                  right=("devices", "headroom"))
 
 
 def _findings(findings: Sequence[Finding]) -> list[str]:

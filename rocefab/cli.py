@@ -101,8 +101,8 @@ def _headroom_table(plan: FabricPlan) -> Any:
     table = Table(title="PFC headroom of the no-drop priority (worst port per tier and platform)",
                   title_justify="left")
     # `speed`, `headroom` and `arithmetic` are the neediest port's; `longest cable` is any port's
-    for column in ("tier", "platform", "switches", "longest cable", "speed", "headroom", "arithmetic", "rendered as"):
-        table.add_column(column, justify="right" if column in ("switches", "headroom") else "left")
+    for column in ("tier", "platform", "devices", "longest cable", "speed", "headroom", "arithmetic", "rendered as"):
+        table.add_column(column, justify="right" if column in ("devices", "headroom") else "left")
     for r in headroom_rows(plan):
         table.add_row(r.role, r.platform, str(r.switches), f"{r.longest_cable_m} m", f"{r.speed_gbps}G",
                       f"{r.headroom_bytes:,} B", r.arithmetic, r.rendered_as)

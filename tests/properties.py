@@ -11,7 +11,7 @@ from typing import Any
 
 from rocefab.models.loader import load_yaml12
 from rocefab.renderers.configtext import parse_indented
-from rocefab.renderers.plan import FabricPlan, PortRole, Switch
+from rocefab.renderers.plan import FabricPlan, LinkKind, PortRole, Switch
 from rocefab.renderers.render import RenderedFile
 
 # The oracle's own statement of NX-OS queuing (Cisco Nexus 9000 NX-OS 10.5 QoS configuration guide, queuing
@@ -235,6 +235,8 @@ def check_fabric(plan: FabricPlan, rendered: list[RenderedFile] | tuple[Rendered
         check_bgp_origins(sw, files)
         qos_of[sw.name] = switch_qos(sw, files)
     platform_of = {sw.name: sw.platform for sw in plan.switches}
+    by_name = {sw.name: sw for sw in plan.switches}
+    cable_of = {(link.a.device, link.a.port): link.length_m for link in plan.links if link.kind is LinkKind.HOST}
     q = plan.qos
     named = dict(q.dscp_to_priority)
     # The fabric's map, stated from the intent alone: named DSCPs where they were named, all others class 0.
@@ -278,6 +280,14 @@ def check_fabric(plan: FabricPlan, rendered: list[RenderedFile] | tuple[Rendered
         for netdev_name, gbps in speeds.items():
             assert re.findall(rf"^verify_speed {re.escape(netdev_name)} (\d+)$", script, re.MULTILINE) == [str(gbps)], (
                 f"{host.name} {netdev_name}: link speed not verified at {gbps}G")
+        # the NIC sizes its lossless receive buffer from the same cable the switch end's headroom was sized for
+        ends = [(m.netdev, m.switch, m.port) for b in host.bonds for m in b.members]
+        ends += [(n.netdev, n.switch, n.port) for n in host.nics]
+        for netdev_name, switch_name, port_name in ends:
+            told = re.findall(rf"-- mlnx_qos -i {re.escape(netdev_name)} --cable_len (\d+)$", script, re.MULTILINE)
+            planned = cable_of[(switch_name, port_name)]
+            assert told == [str(min(max(planned, 1), 999))], f"{host.name} {netdev_name}: cable {told} vs {planned} m"
+            assert planned <= by_name[switch_name].longest_cable_m, f"{switch_name} headroom ignores {port_name}"
         devices = [(b.rdma_device, [(m.netdev, m.switch) for m in b.members]) for b in host.bonds]
         devices += [(n.rdma_device, [(n.netdev, n.switch)]) for n in host.nics]
         assert devices, f"{host.name} has no fabric NIC"

@@ -68,7 +68,7 @@ def write_script(folder: Path, intent: str, host: str) -> Path:
 
 def member_labels(port: str) -> list[str]:
     return [f"{port} global pause:", f"{port} rings:", f"{port} qos trust:", f"{port} dscp map:",
-            f"{port} pfc priorities:",
+            f"{port} pfc priorities:", f"{port} cable length:",
             f"{port} DCQCN notification point, priority 3:", f"{port} DCQCN reaction point, priority 3:",
             f"{port} bond master:", f"{port} mtu:"]
 
@@ -123,7 +123,7 @@ def test_check_on_a_fresh_host_reports_every_setting_and_changes_nothing(pristin
         f"{pristine}/etc/systemd/system/rocefab-roce.service: is '<missing>'",
     ])
     assert "ok      ens1f0np0 CNP DSCP = 48" in result.stdout  # the firmware default already matches
-    assert result.stdout.rstrip().endswith("27 setting(s) drifted")
+    assert result.stdout.rstrip().endswith("29 setting(s) drifted")
     assert "changed" not in result.stdout
     assert diff(before, snapshot(pristine)) == []
 
@@ -132,7 +132,7 @@ def test_apply_configures_a_fresh_host(applied_once: Applied) -> None:
     root, result = applied_once.root, applied_once.result
     assert result.returncode == 0, result.stdout + result.stderr
     assert "FAILED" not in result.stdout and "DRIFT" not in result.stdout
-    assert result.stdout.rstrip().endswith("26 setting(s) changed")
+    assert result.stdout.rstrip().endswith("28 setting(s) changed")
     net = "class/net"
     for dev in ("bond0", *LAB_PORTS):
         assert read(root, f"{net}/{dev}/mtu") == "9000\n"
@@ -272,7 +272,7 @@ def test_a_link_slower_than_planned_is_drift_that_apply_cannot_repair(tmp_path: 
     assert fix.returncode == 1, fix.stdout + fix.stderr
     assert [line for line in fix.stdout.splitlines() if not line.startswith(("ok ", "changed ", "note "))] == [
         f"DRIFT   {P1} link speed is '200000' Mb/s, want '400000' (check the optic or cable and its seating)",
-        "26 setting(s) changed"]
+        "28 setting(s) changed"]
 
 
 def test_a_down_link_is_noted_and_its_speed_not_judged(applied: Path, lab_script: Path) -> None:
@@ -334,9 +334,9 @@ def test_a_write_that_does_not_stick_is_reported_as_failed(pristine: Path, lab_s
     result = run_script(lab_script, pristine, env=lying)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "FAILED  mlx5_bond_0 rdma_cm default ToS: still '0' after setting '106'" in result.stdout
-    assert result.stdout.rstrip().endswith("25 setting(s) changed")  # everything else was applied
+    assert result.stdout.rstrip().endswith("27 setting(s) changed")  # everything else was applied
     assert [line for line in result.stdout.splitlines() if not line.startswith(("ok ", "changed ", "note "))] == [
-        "FAILED  mlx5_bond_0 rdma_cm default ToS: still '0' after setting '106'", "25 setting(s) changed"]
+        "FAILED  mlx5_bond_0 rdma_cm default ToS: still '0' after setting '106'", "27 setting(s) changed"]
 
 
 def test_a_failing_tool_is_reported_and_the_run_goes_on(tmp_path: Path, lab_script: Path) -> None:
@@ -346,7 +346,7 @@ def test_a_failing_tool_is_reported_and_the_run_goes_on(tmp_path: Path, lab_scri
     assert [line for line in result.stdout.splitlines() if line.startswith("FAILED")] == [
         f"FAILED  {port} rings: still '1024/1024' after setting '8192/8192'" for port in LAB_PORTS]
     assert "Cannot set device ring parameters: Invalid argument" in result.stderr
-    assert result.stdout.rstrip().endswith("24 setting(s) changed")  # the rest of the run went on
+    assert result.stdout.rstrip().endswith("26 setting(s) changed")  # the rest of the run went on
 
 
 def test_a_port_that_cannot_join_the_bond_is_not_left_down(tmp_path: Path, lab_script: Path) -> None:

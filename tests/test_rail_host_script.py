@@ -160,7 +160,8 @@ def nic_drifts(rail: Rail, nic: HostNic) -> list[str]:
     ecn = [f"{n} DCQCN {point} point, priority {p}: is '0', want '1'"
            for p in rail.lossless for point in ("notification", "reaction")]
     return [f"{n} global pause: is 'off/on/on'", f"{n} rings: is '1024/1024'", f"{n} qos trust: is 'pcp'",
-            f"{n} dscp map: is ''", f"{n} pfc priorities: is '0,0,0,0,0,0,0,0'", *ecn, f"{n} mtu: is '1500'",
+            f"{n} dscp map: is ''", f"{n} pfc priorities: is '0,0,0,0,0,0,0,0'",
+            f"{n} cable length: is '7', want '{nic.nic_cable_len}'", *ecn, f"{n} mtu: is '1500'",
             f"{n} ipv4 address: is '', want '{nic.ipv4}'",
             *(f"route {r}: is ' ', want '{gw} {n}'" for r in nic.routes),
             f"rule from {source(nic)}: is '', want '{nic.table}'",

@@ -249,6 +249,19 @@ qos_pfc() {  # PFC enable flags for priorities 0-7, comma separated (the first "
   done <<<"$OUT"
 }
 
+qos_cable_len() {  # the "Cable len: N" line's N: the length the driver sizes the lossless buffer's xoff from
+  local line
+  VALUE=""
+  tool_output mlnx_qos -i "$1"
+  while IFS= read -r line; do
+    if [[ $line == "Cable len:"* ]]; then
+      fields "${line#*:}"
+      VALUE=${FIELDS[0]:-}
+      return
+    fi
+  done <<<"$OUT"
+}
+
 first_words() {  # FILE: the first space-separated word of each of its lines (as `cut -d' ' -f1`), in VALUE
   local line words=""
   VALUE=""

@@ -73,13 +73,13 @@ def test_check_apply_check_over_ssh(lab: Lab) -> None:
     before = snapshot(lab.host.sandbox)
     [check] = lab.run("bash gpu001.roce.sh --check")
     assert check.exit_status == 1, str(check.stdout) + str(check.stderr)
-    assert str(check.stdout).rstrip().endswith("27 setting(s) drifted") and "DRIFT   bond0 bond:" in str(check.stdout)
+    assert str(check.stdout).rstrip().endswith("29 setting(s) drifted") and "DRIFT   bond0 bond:" in str(check.stdout)
     assert diff(before, snapshot(lab.host.sandbox)) == []  # --check changes nothing
     with lab.connect() as client:
         _, out, err = client.exec_command("bash gpu001.roce.sh")
         text = out.read().decode()
         assert out.channel.recv_exit_status() == 0, text + err.read().decode()
-    assert text.rstrip().endswith("26 setting(s) changed")
+    assert text.rstrip().endswith("28 setting(s) changed")
     assert (lab.host.sandbox / "sys" / "class" / "net" / "bond0" / "mtu").read_text() == "9000\n"
     assert (lab.host.sandbox / "etc" / "nccl.conf").is_file()
     [again] = lab.run("bash gpu001.roce.sh --check")

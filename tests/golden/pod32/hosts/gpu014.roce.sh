@@ -266,6 +266,19 @@ qos_pfc() {  # PFC enable flags for priorities 0-7, comma separated (the first "
   done <<<"$OUT"
 }
 
+qos_cable_len() {  # the "Cable len: N" line's N: the length the driver sizes the lossless buffer's xoff from
+  local line
+  VALUE=""
+  tool_output mlnx_qos -i "$1"
+  while IFS= read -r line; do
+    if [[ $line == "Cable len:"* ]]; then
+      fields "${line#*:}"
+      VALUE=${FIELDS[0]:-}
+      return
+    fi
+  done <<<"$OUT"
+}
+
 first_words() {  # FILE: the first space-separated word of each of its lines (as `cut -d' ' -f1`), in VALUE
   local line words=""
   VALUE=""
@@ -655,6 +668,9 @@ converge "enp24s0f0np0 qos trust" dscp qos_trust enp24s0f0np0 -- mlnx_qos -i enp
 # priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
 converge "enp24s0f0np0 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map enp24s0f0np0 -- set_dscp_map enp24s0f0np0 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
 converge "enp24s0f0np0 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp24s0f0np0 -- mlnx_qos -i enp24s0f0np0 --pfc 0,0,0,1,0,0,0,0
+# The receive buffer's pause threshold grows with the cable (the driver assumes 7 m): the planned length, as the
+# switch end's headroom was sized for
+converge "enp24s0f0np0 cable length" 50 qos_cable_len enp24s0f0np0 -- mlnx_qos -i enp24s0f0np0 --cable_len 50
 ensure_sysfs "enp24s0f0np0 DCQCN notification point, priority 3" "$SYS/class/net/enp24s0f0np0/ecn/roce_np/enable/3" 1
 ensure_sysfs "enp24s0f0np0 DCQCN reaction point, priority 3" "$SYS/class/net/enp24s0f0np0/ecn/roce_rp/enable/3" 1
 ensure_sysfs "enp24s0f0np0 CNP DSCP" "$SYS/class/net/enp24s0f0np0/ecn/roce_np/cnp_dscp" 48
@@ -670,6 +686,9 @@ converge "enp24s0f1np1 qos trust" dscp qos_trust enp24s0f1np1 -- mlnx_qos -i enp
 # priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
 converge "enp24s0f1np1 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map enp24s0f1np1 -- set_dscp_map enp24s0f1np1 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
 converge "enp24s0f1np1 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp24s0f1np1 -- mlnx_qos -i enp24s0f1np1 --pfc 0,0,0,1,0,0,0,0
+# The receive buffer's pause threshold grows with the cable (the driver assumes 7 m): the planned length, as the
+# switch end's headroom was sized for
+converge "enp24s0f1np1 cable length" 50 qos_cable_len enp24s0f1np1 -- mlnx_qos -i enp24s0f1np1 --cable_len 50
 ensure_sysfs "enp24s0f1np1 DCQCN notification point, priority 3" "$SYS/class/net/enp24s0f1np1/ecn/roce_np/enable/3" 1
 ensure_sysfs "enp24s0f1np1 DCQCN reaction point, priority 3" "$SYS/class/net/enp24s0f1np1/ecn/roce_rp/enable/3" 1
 ensure_sysfs "enp24s0f1np1 CNP DSCP" "$SYS/class/net/enp24s0f1np1/ecn/roce_np/cnp_dscp" 48
@@ -705,6 +724,9 @@ converge "enp154s0f0np0 qos trust" dscp qos_trust enp154s0f0np0 -- mlnx_qos -i e
 # priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
 converge "enp154s0f0np0 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map enp154s0f0np0 -- set_dscp_map enp154s0f0np0 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
 converge "enp154s0f0np0 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp154s0f0np0 -- mlnx_qos -i enp154s0f0np0 --pfc 0,0,0,1,0,0,0,0
+# The receive buffer's pause threshold grows with the cable (the driver assumes 7 m): the planned length, as the
+# switch end's headroom was sized for
+converge "enp154s0f0np0 cable length" 50 qos_cable_len enp154s0f0np0 -- mlnx_qos -i enp154s0f0np0 --cable_len 50
 ensure_sysfs "enp154s0f0np0 DCQCN notification point, priority 3" "$SYS/class/net/enp154s0f0np0/ecn/roce_np/enable/3" 1
 ensure_sysfs "enp154s0f0np0 DCQCN reaction point, priority 3" "$SYS/class/net/enp154s0f0np0/ecn/roce_rp/enable/3" 1
 ensure_sysfs "enp154s0f0np0 CNP DSCP" "$SYS/class/net/enp154s0f0np0/ecn/roce_np/cnp_dscp" 48
@@ -720,6 +742,9 @@ converge "enp154s0f1np1 qos trust" dscp qos_trust enp154s0f1np1 -- mlnx_qos -i e
 # priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
 converge "enp154s0f1np1 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map enp154s0f1np1 -- set_dscp_map enp154s0f1np1 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
 converge "enp154s0f1np1 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp154s0f1np1 -- mlnx_qos -i enp154s0f1np1 --pfc 0,0,0,1,0,0,0,0
+# The receive buffer's pause threshold grows with the cable (the driver assumes 7 m): the planned length, as the
+# switch end's headroom was sized for
+converge "enp154s0f1np1 cable length" 50 qos_cable_len enp154s0f1np1 -- mlnx_qos -i enp154s0f1np1 --cable_len 50
 ensure_sysfs "enp154s0f1np1 DCQCN notification point, priority 3" "$SYS/class/net/enp154s0f1np1/ecn/roce_np/enable/3" 1
 ensure_sysfs "enp154s0f1np1 DCQCN reaction point, priority 3" "$SYS/class/net/enp154s0f1np1/ecn/roce_rp/enable/3" 1
 ensure_sysfs "enp154s0f1np1 CNP DSCP" "$SYS/class/net/enp154s0f1np1/ecn/roce_np/cnp_dscp" 48
