@@ -74,6 +74,9 @@ class SwitchPort:
     ipv4: str | None = None  # "10.0.64.1/31" for numbered routed links
     unnumbered: bool = False  # BGP over the IPv6 link-local address
     lag: str | None = None  # name of the LAG this port is a member of
+    # A routed fabric port whose neighbour takes a smaller MTU (EOS's 9214 facing a 9216 NX-OS or NVUE port): the
+    # link's one IP MTU. None: the switch's own.
+    mtu_bytes: int | None = None
 
 
 @record
@@ -217,6 +220,10 @@ class Switch:
     longest_cable_m: int = 0
     load_balancing: LoadBalancing | None = None
     ecn: EcnMarking | None = None
+
+    def port_mtu(self, port: SwitchPort) -> int:
+        """The MTU a port is given: its link's where the neighbour takes less, else the switch's."""
+        return port.mtu_bytes or self.mtu_bytes
 
 
 @record

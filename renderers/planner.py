@@ -31,6 +31,7 @@ from rocefab.renderers.plan import (
     LinkKind,
     LoadBalancing,
     Operations,
+    PortRole,
     Qos,
     Role,
     Source,
@@ -196,7 +197,7 @@ def _finish(state: PlanState, hosts: list[Host]) -> FabricPlan:
         source=state.source,
         qos=plan_qos(intent),
         vlans=tuple(Vlan(v.id, v.name, str(v.subnet)) for v in sorted(intent.vlans, key=lambda v: v.id)),
-        switches=tuple(_freeze(intent, d, racks[d.name], worst.get(d.name), longest.get(d.name, 0))
+        switches=tuple(_freeze(intent, d, racks[d.name], worst.get(d.name), longest.get(d.name, 0), mtu)
                        for d in switches),
         hosts=tuple(_placed(h, racks[h.name], cables) for h in hosts),
         links=tuple(links),
@@ -215,10 +216,14 @@ def _placed(host: Host, rack: str, cables: dict[tuple[str, str], int]) -> Host:
     return replace(host, rack=rack, bonds=bonds, nics=nics)
 
 
-def _freeze(intent: Intent, d: SwitchDraft, rack: str, pfc_headroom: Headroom | None, longest_cable_m: int
-            ) -> Switch:
+def _freeze(intent: Intent, d: SwitchDraft, rack: str, pfc_headroom: Headroom | None, longest_cable_m: int,
+            mtu: dict[str, int]) -> Switch:
     spec = d.model.spec
-    ports = tuple(sorted(d.ports, key=lambda sp: natural_key(sp.name)))
+    own = mtu[d.name]
+    # One IP MTU per routed link: the smaller end's (the other end would accept packets it cannot send back)
+    ports = tuple(sorted((p if p.role not in FABRIC_ROLES or mtu.get(p.peer.device, own) >= own else
+                          replace(p, mtu_bytes=mtu[p.peer.device]) for p in d.ports),
+                         key=lambda sp: natural_key(sp.name)))
     vlans = tuple(sorted(v.id for v in intent.vlans)) if d.pair is not None else ()
     return Switch(
         name=d.name,
@@ -231,7 +236,7 @@ def _freeze(intent: Intent, d: SwitchDraft, rack: str, pfc_headroom: Headroom | 
         rail=d.rail,
         asn=d.asn,
         loopback_ipv4=f"{d.loopback}/32",
-        mtu_bytes=min(intent.mtu.switch_bytes, spec.mtu_max_bytes),
+        mtu_bytes=own,
         queue_keyword=d.model.queue_keyword,
         breakouts=tuple(sorted(d.allocator.breakouts, key=lambda b: b.cage)),
         ports=ports,
@@ -256,6 +261,8 @@ def _freeze(intent: Intent, d: SwitchDraft, rack: str, pfc_headroom: Headroom | 
         load_balancing=_load_balancing(intent, d),
         ecn=_ecn(intent, d),
     )
+
+FABRIC_ROLES = (PortRole.UPLINK, PortRole.DOWNLINK)
 
 FIVE_TUPLE = ("source-ip", "destination-ip", "ip-protocol", "source-port", "destination-port")
 # Hash rotations per tier, all different and none NX-OS's default 32 (range 1-63), so each tier picks other

@@ -56,6 +56,15 @@ class SwitchQos:
     lossless: set[int]
     ecn_queues: set[int]
     strict_queues: set[int]
+    port_mtus: dict[str, int]  # the MTU each fabric-facing (routed) port is rendered with
+
+
+JUMBO = 9000
+
+
+def _mtu_child(node: Any) -> int | None:
+    lines = [line for line in node.lines() if line.startswith("mtu ")]
+    return int(lines[0].split()[1]) if lines else None
 
 
 def _eos(sw: Switch, text: str) -> SwitchQos:
@@ -84,16 +93,18 @@ def _eos(sw: Switch, text: str) -> SwitchQos:
             ecn.add(qid)
         if queue.child("priority strict"):
             strict.add(qid)
+    port_mtus = {}
     for port in sw.ports:
         node = root.child(f"interface {port.name}")
         assert node is not None, f"{sw.name}: {port.name} missing"
         assert node.child("service-profile ROCE-LOSSLESS"), f"{sw.name} {port.name}: no lossless profile"
         if port.ipv4 or port.unnumbered:
-            assert node.child(f"mtu {sw.mtu_bytes}"), f"{sw.name} {port.name}: routed port without jumbo MTU"
+            port_mtus[port.name] = mtu = _mtu_child(node) or 0
+            assert JUMBO <= mtu <= sw.mtu_bytes, f"{sw.name} {port.name}: routed port MTU {mtu}"
     for svi in root.starting("interface Vlan"):
         assert svi.child(f"mtu {sw.mtu_bytes}"), f"{sw.name} {svi.line}: SVI without jumbo MTU"
     full = [dscp[d] for d in range(64)]
-    return SwitchQos(dict(enumerate(full)), full[0], lossless, ecn, strict)
+    return SwitchQos(dict(enumerate(full)), full[0], lossless, ecn, strict, port_mtus)
 
 
 def _nxos(sw: Switch, text: str) -> SwitchQos:
@@ -142,18 +153,20 @@ def _nxos(sw: Switch, text: str) -> SwitchQos:
     assert system is not None
     assert system.child("service-policy type network-qos ROCE-NETWORK")
     assert system.child("service-policy type queuing output ROCE-EGRESS")
+    port_mtus = {}
     for port in sw.ports:
         node = root.child(f"interface {port.name}")
         assert node is not None, f"{sw.name}: {port.name} missing"
-        for line in ("priority-flow-control mode on", "service-policy type qos input ROCE-CLASSIFY",
-                     f"mtu {sw.mtu_bytes}"):
+        for line in ("priority-flow-control mode on", "service-policy type qos input ROCE-CLASSIFY"):
             assert node.child(line), f"{sw.name} {port.name}: missing '{line}'"
+        port_mtus[port.name] = mtu = _mtu_child(node) or 0
+        assert JUMBO <= mtu <= sw.mtu_bytes, f"{sw.name} {port.name}: MTU {mtu}"
     for lag in sw.lags:
         node = root.child(f"interface {lag.name}")
         assert node is not None and node.child("priority-flow-control mode on"), f"{sw.name} {lag.name}"
     assert strict <= {7}, f"{sw.name}: NX-OS queues strictly only from the top group down, not {strict}"
     full = effective([unmarked] * 64, dscp)
-    return SwitchQos(dict(enumerate(full)), full[0], lossless, ecn, strict)
+    return SwitchQos(dict(enumerate(full)), full[0], lossless, ecn, strict, port_mtus)
 
 
 def _cumulus(sw: Switch, text: str) -> SwitchQos:
@@ -177,14 +190,16 @@ def _cumulus(sw: Switch, text: str) -> SwitchQos:
     strict = {int(tc) for tc, v in qos["egress-scheduler"]["default-global"]["traffic-class"].items()
               if v["mode"] == "strict"}
     interfaces = tree["interface"]
+    port_mtus = {}
     for port in sw.ports:
         entry = interfaces[port.name]
         assert entry["type"] == "swp"
-        assert entry["link"]["mtu"] == sw.mtu_bytes, f"{sw.name} {port.name}: MTU"
+        port_mtus[port.name] = mtu = entry["link"]["mtu"]
+        assert JUMBO <= mtu <= sw.mtu_bytes, f"{sw.name} {port.name}: MTU {mtu}"
     for lag in sw.lags:
         assert interfaces[lag.name]["link"]["mtu"] == sw.mtu_bytes
     full = effective(PLATFORM_DEFAULT_DSCP["cumulus"], dscp)
-    return SwitchQos(dict(enumerate(full)), full[0], lossless, ecn, strict)
+    return SwitchQos(dict(enumerate(full)), full[0], lossless, ecn, strict, port_mtus)
 
 
 PARSERS = {"eos": (".cfg", _eos), "nxos": (".cfg", _nxos), "cumulus": (".nvue.yaml", _cumulus)}
@@ -238,6 +253,12 @@ def check_fabric(plan: FabricPlan, rendered: list[RenderedFile] | tuple[Rendered
     by_name = {sw.name: sw for sw in plan.switches}
     cable_of = {(link.a.device, link.a.port): link.length_m for link in plan.links if link.kind is LinkKind.HOST}
     q = plan.qos
+    # one IP MTU per routed link: both ends rendered with the same value
+    for link in plan.links:
+        if link.kind is LinkKind.FABRIC:
+            ends = [qos_of[e.device].port_mtus.get(e.port) for e in (link.a, link.b)]
+            assert ends[0] is not None and ends[0] == ends[1], (
+                f"{link.a.device} {link.a.port} MTU {ends[0]} vs {link.b.device} {link.b.port} MTU {ends[1]}")
     named = dict(q.dscp_to_priority)
     # The fabric's map, stated from the intent alone: named DSCPs where they were named, all others class 0.
     fabric = [named.get(d, 0) for d in range(64)]

@@ -94,7 +94,7 @@ def _link_rows(sw: Switch, obs: SwitchObservation, hosts: set[str]) -> list[Row]
             # hosts need lldpd to be seen; a switch always is
             rows.append(judged(sw.name, port.name, "lldp", want, "no neighbour", False, soft=to_host))
         if port.role in (PortRole.UPLINK, PortRole.DOWNLINK):  # routed: the MTU is the port's own
-            rows.append(_mtu_row(sw, port.name, seen))
+            rows.append(_mtu_row(sw, port.name, seen, sw.port_mtu(port)))
     for lag in sw.lags:
         seen = obs.interfaces.get(lag.name)
         rows.append(judged(sw.name, lag.name, "link", "up", "absent" if seen is None else "up" if seen.up else "down",
@@ -102,13 +102,13 @@ def _link_rows(sw: Switch, obs: SwitchObservation, hosts: set[str]) -> list[Row]
     spec = unit(sw.platform).spec
     for svi in sw.svis:
         name = (spec.svi_format if spec else "Vlan{vlan}").format(vlan=svi.vlan)
-        rows.append(_mtu_row(sw, name, obs.interfaces.get(name)))
+        rows.append(_mtu_row(sw, name, obs.interfaces.get(name), sw.mtu_bytes))
     return rows
 
 
-def _mtu_row(sw: Switch, name: str, seen: Interface | None) -> Row:
+def _mtu_row(sw: Switch, name: str, seen: Interface | None, want: int) -> Row:
     observed = "absent" if seen is None else "not reported" if seen.mtu is None else seen.mtu
-    return judged(sw.name, name, "mtu", sw.mtu_bytes, observed, seen is not None and seen.mtu == sw.mtu_bytes)
+    return judged(sw.name, name, "mtu", want, observed, seen is not None and seen.mtu == want)
 
 
 def _classes(plan: FabricPlan, sw: Switch) -> tuple[int, ...]:

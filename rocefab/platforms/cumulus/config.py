@@ -36,7 +36,7 @@ def _interfaces(switch: Switch, watchdog: bool) -> Tree:
     adaptive_routing = lb is not None and lb.adaptive_routing
     interfaces: Tree = {}
     # subtrees that recur from port to port, one object each (document_text.Shared: printed once)
-    links: dict[str | None, Shared] = {}
+    links: dict[tuple[str | None, int], Shared] = {}
     watchdog_entry = Shared({"pfc-watchdog": {}})
     adaptive_entry = Shared({"adaptive-routing": {"enable": ON}})
     edge_port = Shared({"admin-edge": ON, "bpdu-guard": ON})
@@ -45,10 +45,12 @@ def _interfaces(switch: Switch, watchdog: bool) -> Tree:
         interfaces[breakout.parent] = {"link": {"breakout": {f"{breakout.factor}x": {}}}, "type": "swp"}
     for port in switch.ports:
         lane_speed = f"{port.speed_gbps}G" if port.broken_out else None
-        link = links.get(lane_speed)
+        port_mtu = switch.port_mtu(port)
+        link = links.get((lane_speed, port_mtu))
         if link is None:
-            link = links[lane_speed] = Shared({"mtu": mtu, "state": {"up": {}}} if lane_speed is None else
-                                              {"mtu": mtu, "state": {"up": {}}, "speed": lane_speed})
+            link = links[lane_speed, port_mtu] = Shared(
+                {"mtu": port_mtu, "state": {"up": {}}} if lane_speed is None else
+                {"mtu": port_mtu, "state": {"up": {}}, "speed": lane_speed})
         entry: Tree = {"description": port.description, "link": link, "type": "swp"}
         if port.ipv4:
             entry["ip"] = {"address": {port.ipv4: {}}}

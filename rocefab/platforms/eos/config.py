@@ -72,7 +72,7 @@ def _ethernets(switch: Switch) -> tuple[s.EthernetInterface, ...]:
         routed = port.ipv4 is not None or port.unnumbered
         rows.append(s.EthernetInterface(
             name=port.name, description=port.description, shutdown=False,
-            mtu=switch.mtu_bytes if routed else None,
+            mtu=switch.port_mtu(port) if routed else None,
             speed=_speed(port.speed_gbps, port.lanes) if port.broken_out else None,
             channel_group=lags[port.lag] if port.lag else None, routed=routed, ipv4=port.ipv4,
             ipv6_enable=port.unnumbered, service_profile=QOS_PROFILE,

@@ -123,7 +123,7 @@ def _ethernets(plan: FabricPlan, switch: Switch) -> tuple[s.EthernetInterface, .
             # Members repeat their port-channel's switchport settings, as NX-OS keeps them in step.
             access_vlan=lag.access_vlan if lag else None,
             trunk_vlans=_trunk_vlans(switch) if lag and lag.role is PortRole.PEER_LINK else None,
-            mtu=switch.mtu_bytes, channel_group=lag.number if lag else None, ipv4=port.ipv4,
+            mtu=switch.port_mtu(port), channel_group=lag.number if lag else None, ipv4=port.ipv4,
             classify_policy=CLASSIFY_POLICY, pfc_watchdog=plan.qos.watchdog_enabled,
             bfd=bfd_port, bfd_timers=_bfd_timers(switch) if bfd_port else None,
         ))
