@@ -282,6 +282,16 @@ def test_mlnx_qos_from_the_samples(file: str) -> None:
         assert len(dscp) == 64 and dscp[0] == 0 and dscp[63] == 7
 
 
+# `Cable len:` of each sample: the driver's 7 m default, 30 m where the capture set it; a VF prints none
+CABLE_LEN = dict.fromkeys(MLNX_QOS, 7) | {"mlnx-tools-5.2/mlnx_qos_i_ens4np0.txt": 30,
+                                             "mlnx-tools-25.07/mlnx_qos_i_ens1f0v0.txt": None}
+
+
+@pytest.mark.parametrize("file", sorted(CABLE_LEN))
+def test_nic_cable_length_from_the_samples(file: str) -> None:
+    assert host_observe.cable_len(load("host", file).splitlines()) == CABLE_LEN[file]
+
+
 def test_mlnx_qos_trust_none_is_not_reported() -> None:
     """mlnx_qos prints `none` when it cannot read the trust state: not reported, not a trust mode."""
     text = load("host", "mlnx-tools-25.07/mlnx_qos_i_mce0.txt").replace("Priority trust state: dscp",

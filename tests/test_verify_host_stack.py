@@ -208,7 +208,8 @@ def test_doctor_names_retransmissions_with_what_else_failed_nearby() -> None:
 
 @pytest.mark.parametrize(("check", "code"), [("firmware-match", "firmware-mismatch"),
                                              ("nvidia-peermem", "peermem-missing"),
-                                             ("nic-pause-rate", "nic-pause-storm"), ("nic-cnp", "dcqcn-off")])
+                                             ("nic-pause-rate", "nic-pause-storm"), ("nic-cnp", "dcqcn-off"),
+                                             ("nic-cable-len", "nic-headroom-short")])
 def test_doctor_rules_of_the_host_stack(check: str, code: str) -> None:
     row = Row(HOST.name, "x", check, "e", "o", Verdict.FAIL)
     (diagnosis,) = diagnose(PLAN, [row], "lab.yaml", "inventory.yaml")
@@ -264,3 +265,22 @@ def test_fake_host_firmware_follows_its_hardware(tmp_path: Path) -> None:
     assert fw.read_text() == "28.39.1002\n"
     driver = fakehost.stub(root, "ethtool", "-i", "ens1f0np0").stdout
     assert "firmware-version: 28.39.1002 (MT_0000000838)" in driver
+
+
+def test_a_nic_left_at_the_drivers_default_cable_fails_and_an_unread_one_warns() -> None:
+    """The host script tells each NIC port its planned cable (3 m in the lab); a port still at the driver's 7 m fails,
+    one whose mlnx_qos printed no `Cable len:` is not reported."""
+    from rocefab.deploy.verify.checks import host_rows
+    from rocefab.deploy.verify.observation import HostNetdev
+
+    member = HOST.bonds[0].members[0]
+    assert member.nic_cable_len == 3
+
+    def netdev(cable: int | None) -> HostNetdev:
+        return HostNetdev(member.netdev, True, 400.0, 9000, "dscp", PLAN.qos.pfc_vector, PLAN.qos.dscp_classes,
+                          False, False, frozenset({3}), frozenset({3}), cable_m=cable)
+
+    for cable, verdict in ((3, Verdict.PASS), (7, Verdict.FAIL), (None, Verdict.WARN)):
+        obs = HostObservation(HOST.name, {member.netdev: netdev(cable)}, {}, None, None)
+        (row,) = [r for r in host_rows(PLAN, HOST, obs) if r.check == "nic-cable-len"]
+        assert (row.expected, row.verdict) == ("3 m", verdict), row

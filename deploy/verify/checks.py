@@ -197,7 +197,7 @@ def counter_rows(plan: FabricPlan, sw: Switch, before: Mapping[str, PortCounters
 
 # -- hosts -----------------------------------------------------------------------------------------------------------
 def _netdev_rows(plan: FabricPlan, host: str, name: str, seen: HostNetdev | None, speed_gbps: int | None,
-                 physical: bool) -> list[Row]:
+                 physical: bool, cable_len: int | None = None) -> list[Row]:
     q = plan.qos
     mtu = plan.host_profile.mtu_bytes
     if seen is None:
@@ -213,6 +213,10 @@ def _netdev_rows(plan: FabricPlan, host: str, name: str, seen: HostNetdev | None
     pfc = ",".join(map(str, q.pfc_vector))
     rows.append(judged(host, name, "nic-pfc", pfc, ",".join(map(str, seen.pfc)) if seen.pfc else "not reported",
                      seen.pfc == q.pfc_vector))
+    if cable_len is not None:  # the NIC's receive-buffer headroom is sized for the planned cable, as the switch's
+        rows.append(judged(host, name, "nic-cable-len", f"{cable_len} m",
+                           "not reported" if seen.cable_m is None else f"{seen.cable_m} m", seen.cable_m == cable_len,
+                           soft=seen.cable_m is None))
     if seen.trust == "dscp":
         observed = _dscp_differences(q.dscp_classes, seen.dscp_priority) if seen.dscp_priority else "not reported"
         rows.append(judged(host, name, "nic-dscp-map", "as planned", observed, seen.dscp_priority == q.dscp_classes))
@@ -283,10 +287,11 @@ def host_rows(plan: FabricPlan, host: Host, obs: HostObservation) -> list[Row]:
                              set(slaves) == set(members) and bool(seen.bond_mii_up)))
         for member in bond.members:
             rows += _netdev_rows(plan, host.name, member.netdev, obs.netdevs.get(member.netdev), bond.speed_gbps,
-                                 physical=True)
+                                 physical=True, cable_len=member.nic_cable_len)
         rows += _rdma_rows(plan, host.name, bond.rdma_device, obs.rdma.get(bond.rdma_device), bond.name, bond.source)
     for nic in host.nics:
-        rows += _netdev_rows(plan, host.name, nic.netdev, obs.netdevs.get(nic.netdev), nic.speed_gbps, physical=True)
+        rows += _netdev_rows(plan, host.name, nic.netdev, obs.netdevs.get(nic.netdev), nic.speed_gbps, physical=True,
+                             cable_len=nic.nic_cable_len)
         rows += _rdma_rows(plan, host.name, nic.rdma_device, obs.rdma.get(nic.rdma_device), nic.netdev, nic.source)
     return rows + _nccl_rows(plan, host, obs)
 

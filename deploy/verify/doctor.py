@@ -47,6 +47,10 @@ RULES = (
     Rule("dcqcn-off", ("dcqcn", "ecn", "nic-cnp"), "ECN / DCQCN off on the RoCE priority",
          "no rate control before PFC: congestion spreads as pause frames, victim flows slow down, tail latency "
          "of all-reduce grows with the job", "{apply}", True),
+    Rule("nic-headroom-short", ("nic-cable-len",), "NIC receive buffer sized for another cable",
+         "the NIC pauses its link partner for a shorter (or longer) cable than it has: when the host is the congestion "
+         "point (PCIe back-pressure) lossless packets arrive after its buffer is full and are dropped",
+         "{apply} (the host script sets mlnx_qos --cable_len to the planned length)", True),
     Rule("cnp-not-strict", ("cnp-strict",), "CNP queue not strict priority",
          "congestion notifications queue behind data: DCQCN reacts late, PFC fires more", "{apply}", True),
     Rule("watchdog-off", ("pfc-watchdog",), "PFC watchdog not armed",

@@ -131,6 +131,7 @@ class HostNetdev:
     ecn_rp: frozenset[int] | None = None  # ... and reaction point
     bond_slaves: tuple[str, ...] | None = None  # bonds: their ports, and the LACP/mii state
     bond_mii_up: bool | None = None
+    cable_m: int | None = None  # the cable length the NIC's driver sizes its lossless buffer for (`Cable len:`)
 
 
 @dataclass(frozen=True, slots=True)

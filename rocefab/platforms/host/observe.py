@@ -141,6 +141,14 @@ def parse_mlnx_qos(lines: list[str]) -> tuple[str | None, tuple[int, ...] | None
     return trust, pfc, tuple(dscp) if trust == "dscp" else None
 
 
+def cable_len(lines: list[str]) -> int | None:
+    """`Cable len: N` of `mlnx_qos -i` (every mlnx-tools release in the corpus prints it), None when absent."""
+    for line in lines:
+        if m := re.fullmatch(r"Cable len:\s*(\d+)\s*", line):
+            return int(m.group(1))
+    return None
+
+
 def traffic_class(lines: list[str]) -> int | None:
     """The global value of tc/1/traffic_class (the script prints the file's lines after `tclass`, tab-separated):
     "Global tclass=106" from MLNX_OFED 4.4 on, a bare number in 4.2-4.3 (-1: unset). A per-destination rule
@@ -165,6 +173,7 @@ def parse(output: str, name: str) -> HostObservation:
     nccl: str | None = None
     modules: frozenset[str] | None = None
     qos: dict[str, tuple[str | None, tuple[int, ...] | None, tuple[int, ...] | None]] = {}
+    cables: dict[str, int | None] = {}
     pause: dict[str, tuple[bool | None, bool | None]] = {}
     for head, lines in _sections(output):
         kind, target = head[0], (head[1] if len(head) > 1 else "")
@@ -180,6 +189,7 @@ def parse(output: str, name: str) -> HostObservation:
                 bond_mii_up=(f["mii"] == "up") if "mii" in f else None)
         elif kind == "qos":
             qos[target] = parse_mlnx_qos(lines)
+            cables[target] = cable_len(lines)
         elif kind == "pause":
             pause[target] = parse_pause(lines)
         elif kind == "rdma" and lines[:1] != ["missing"]:
@@ -207,5 +217,5 @@ def parse(output: str, name: str) -> HostObservation:
             rx, tx = pause.get(nd, (None, None))
             old = netdevs[nd]
             netdevs[nd] = HostNetdev(old.name, old.up, old.speed_gbps, old.mtu, trust, pfc, dscp, rx, tx, old.ecn_np,
-                                     old.ecn_rp, old.bond_slaves, old.bond_mii_up)
+                                     old.ecn_rp, old.bond_slaves, old.bond_mii_up, cables.get(nd))
     return HostObservation(name, netdevs, rdma, nccl, modules)
