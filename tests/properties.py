@@ -169,6 +169,12 @@ def _nxos(sw: Switch, text: str) -> SwitchQos:
     return SwitchQos(dict(enumerate(full)), full[0], lossless, ecn, strict, port_mtus)
 
 
+def sw_roce_priority(sw: Switch, doc: Any) -> int:
+    """The RoCE priority as the NVUE document's PFC profile names it (exactly one lossless priority)."""
+    (prio,) = doc[0]["set"]["qos"]["pfc"]["default-global"]["switch-priority"]
+    return int(prio)
+
+
 def _cumulus(sw: Switch, text: str) -> SwitchQos:
     doc = _nvue(text)
     assert isinstance(doc, list) and len(doc) == 1
@@ -178,17 +184,28 @@ def _cumulus(sw: Switch, text: str) -> SwitchQos:
     assert mapping["trust"] == "l3"
     dscp = {int(d): v["switch-priority"] for d, v in mapping["dscp"].items()}
     queue_map = qos["egress-queue-mapping"]["default-global"]["switch-priority"]
-    queue_of = {int(p): v["traffic-class"] for p, v in queue_map.items()}
-    assert all(p == tc for p, tc in queue_of.items()), "priority and traffic class must coincide"
+    # `qos roce` (enabled below) maps priority 3 -> class 3, 6 -> 6, the rest -> 0; the document's entries override
+    assert qos["roce"] == {"enable": "on", "mode": "lossless"}
+    queue_of = {p: (p if p in (3, 6) else 0) for p in range(8)} | {
+        int(p): v["traffic-class"] for p, v in queue_map.items()}
+    # the profile's pools, ETS and ECN serve classes 3 (RoCE) and 6 (CNPs): RoCE's priority must land on 3
+    assert queue_of[sw_roce_priority(sw, doc)] == 3, f"{sw.name}: RoCE is not in the lossless profile's class"
     pfc = qos["pfc"]["default-global"]
     assert pfc["tx"] == "enable" and pfc["rx"] == "enable"
     lossless = {int(p) for p in pfc["switch-priority"]}
     assert sw.ecn is not None and sw.ecn.unit == "kbytes"
     marking = {"ecn": "enable", "red": "disable", "min-threshold": sw.ecn.min_threshold * 1000,
                "max-threshold": sw.ecn.max_threshold * 1000, "probability": sw.ecn.max_mark_percent}
-    ecn = {int(tc) for tc, v in qos["congestion-control"]["default-global"]["traffic-class"].items() if v == marking}
-    strict = {int(tc) for tc, v in qos["egress-scheduler"]["default-global"]["traffic-class"].items()
-              if v["mode"] == "strict"}
+    ecn_classes = {int(tc) for tc, v in qos["congestion-control"]["default-global"]["traffic-class"].items()
+                   if v == marking}
+    strict_classes = {int(tc) for tc, v in qos["egress-scheduler"]["default-global"]["traffic-class"].items()
+                      if v["mode"] == "strict"}
+    dwrr = [v["bw-percent"] for v in qos["egress-scheduler"]["default-global"]["traffic-class"].values()
+            if v["mode"] == "dwrr"]
+    assert sum(dwrr) <= 100, f"{sw.name}: DWRR weights {dwrr} exceed 100 %"
+    # in priorities, as the other platforms' checks speak: the priorities whose class marks / is strict
+    ecn = {p for p, tc in queue_of.items() if tc in ecn_classes}
+    strict = {p for p, tc in queue_of.items() if tc in strict_classes}
     interfaces = tree["interface"]
     port_mtus = {}
     for port in sw.ports:

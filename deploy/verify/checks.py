@@ -185,7 +185,10 @@ def counter_rows(plan: FabricPlan, sw: Switch, before: Mapping[str, PortCounters
     from rocefab.deploy.verify import counter_checks  # it builds on this module's rows
 
     rows = []
-    lossless = _classes(plan, sw)[plan.qos.roce_priority]
+    # the queue counters are kept per class: where a lossless profile owns fixed classes, RoCE's is the profile's
+    spec = unit(sw.platform).spec
+    lossless = spec.roce_profile_classes[0] if spec and spec.roce_profile_classes else \
+        _classes(plan, sw)[plan.qos.roce_priority]
     for port in sw.ports:
         a, b = before.get(port.name), after.get(port.name)
         if a is None or b is None:

@@ -61,6 +61,17 @@ def check(intent: Intent, resolution: Resolution) -> list[Finding]:
                 f"strict priority only on its highest qos-group",
                 "use priority 3 for RoCE, the convention every platform and NIC default agrees on",
             ))
+    profiled = sorted({m.spec.display_name for _, m in resolution.models
+                       if m.spec.roce_profile_classes is not None and roce.priority != m.spec.roce_profile_classes[0]})
+    if profiled:
+        found.append(warning(
+            "roce-ingress-pool-unconfirmed", ("qos", "roce", "priority"),
+            f"{', '.join(profiled)}: RoCE on priority {roce.priority} is mapped onto the lossless profile's traffic "
+            f"class 3, as NVIDIA's guide does; whether the profile's ingress pool (roce-reserved-ingress, priority 3 "
+            "by default) follows PFC to that priority is not documented",
+            f"after apply, check `nv show interface <port> qos roce status` lists priority {roce.priority} in "
+            "roce-reserved-ingress, or use priority 3",
+        ))
     if cnp.dscp == roce.dscp:
         found.append(error(
             "cnp-dscp-conflict", ("qos", "cnp", "dscp"),

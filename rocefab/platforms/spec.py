@@ -46,6 +46,10 @@ class PlatformSpec:
     # The only qos-group the NOS serves strictly, which the CNP class must take whatever its fabric priority
     # (NX-OS queues strictly only from its highest group down); None where priorities are queued as they are.
     strict_qos_group: int | None = None
+    # A lossless profile whose buffer pools, ETS and ECN are bound to fixed traffic classes, (RoCE's, CNP's): the
+    # switch priorities RoCE and CNP use are mapped onto those classes and every other priority to class 0, instead
+    # of priority p onto class p (NVUE `qos roce`: traffic classes 3 and 6).
+    roce_profile_classes: tuple[int, int] | None = None
     # Whether the intent's PFC watchdog timers (polling interval, robustness, recovery) are rendered, or the
     # watchdog runs with the platform's own.
     pfc_watchdog_timers: bool = True

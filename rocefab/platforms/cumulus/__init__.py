@@ -40,6 +40,12 @@ SPEC = PlatformSpec(
     # Trusting L3, Cumulus maps each block of eight DSCPs to one switch priority: d -> d >> 3 (Cumulus 5.14
     # QoS guide, Classification).
     default_dscp_classes=tuple(d >> 3 for d in range(64)),
+    # `qos roce mode lossless` binds its lossless egress pool, ETS (TC3 DWRR 50 %, TC6 strict) and ECN to traffic
+    # classes 3 and 6 and maps switch priority 3 -> 3, 6 -> 6, every other -> 0. To carry RoCE on another priority
+    # NVIDIA remaps the priority onto traffic class 3 (and priority 3 onto 0) rather than moving the class (Cumulus
+    # 5.14-5.16 RoCE guide, "Change RoCE Configuration": egress-queue-mapping switch-priority 2 traffic-class 3,
+    # switch-priority 3 traffic-class 0). CNPs keep the strict class 6 the same way.
+    roce_profile_classes=(3, 6),
     svi_format="vlan{vlan}",
     # switchd sizes the headroom from the PFC profile's cable length (`nv set qos pfc <profile> cable-length`,
     # 1-100000 m; 10 m in a new profile, 100 m in the RoCE one: Cumulus 5.14 QoS guide, Flow Control); rocefab

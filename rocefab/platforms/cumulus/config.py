@@ -16,7 +16,13 @@ from rocefab.platforms.cumulus import SPEC
 from rocefab.platforms.cumulus.document_text import Shared, set_document_text
 from rocefab.platforms.cumulus.services import apply_raw, services_tree
 from rocefab.platforms.unit import UnitFile
-from rocefab.renderers.common import adaptive_routing_port, egress_queues, explicit_dscp_map, unused_children
+from rocefab.renderers.common import (
+    adaptive_routing_port,
+    egress_queues,
+    explicit_dscp_map,
+    profile_classes,
+    unused_children,
+)
 from rocefab.renderers.natural import natural_key
 from rocefab.renderers.plan import FabricPlan, PortRole, Switch
 from rocefab.renderers.templating import header_lines, render
@@ -112,9 +118,16 @@ def _qos(plan: FabricPlan, switch: Switch) -> Tree:
     q = plan.qos
     ecn = switch.ecn
     assert ecn is not None and ecn.unit == "kbytes", "Spectrum profiles and the intent's are in kbytes"
+    assert SPEC.roce_profile_classes is not None
+    roce_class, cnp_class = SPEC.roce_profile_classes
+    classes = profile_classes(q, roce_class, cnp_class)
+    # `qos roce` maps priority 3 -> class 3, 6 -> 6 and the rest -> 0: written are the fabric's RoCE and CNP
+    # priorities and whatever of 3 and 6 would otherwise keep the profile's class (SPEC.roce_profile_classes)
+    profile_default = {p: roce_class if p == roce_class else cnp_class if p == cnp_class else 0 for p in range(8)}
+    mapped = sorted({q.roce_priority, q.cnp_priority} | {p for p in range(8) if classes[p] != profile_default[p]})
     scheduler: Tree = {}
     for queue in egress_queues(q, ecn):
-        scheduler[str(queue.id)] = {"mode": "strict"} if queue.strict else {
+        scheduler[str(classes[queue.id])] = {"mode": "strict"} if queue.strict else {
             "bw-percent": queue.bandwidth_percent, "mode": "dwrr"}
     qos: Tree = {
         # The RoCE profile sets up the lossless buffer pools; the explicit objects below pin every value
@@ -126,7 +139,7 @@ def _qos(plan: FabricPlan, switch: Switch) -> Tree:
             "trust": "l3",
         }},
         "egress-queue-mapping": {QOS_PROFILE: {"switch-priority": {
-            str(prio): {"traffic-class": prio} for prio in sorted({q.roce_priority, q.cnp_priority})
+            str(prio): {"traffic-class": classes[prio]} for prio in mapped
         }}},
         "pfc": {QOS_PROFILE: {
             "cable-length": cable_length_m(switch),
@@ -134,7 +147,7 @@ def _qos(plan: FabricPlan, switch: Switch) -> Tree:
             "switch-priority": {str(prio): {} for prio in q.lossless_priorities},
             "tx": "enable",
         }},
-        "congestion-control": {QOS_PROFILE: {"traffic-class": {str(q.roce_priority): {
+        "congestion-control": {QOS_PROFILE: {"traffic-class": {str(roce_class): {
             "ecn": "enable",
             "max-threshold": ecn.max_threshold * 1000,
             "min-threshold": ecn.min_threshold * 1000,

@@ -129,9 +129,13 @@ def qos(applied: Tree, default_dscp: Sequence[int], ports: Sequence[str]) -> Swi
         pfc = frozenset({ROCE_LOSSLESS_PRIORITY}) if lossless else frozenset()
     egress = {int(p): int(e.get("traffic-class", p)) for p, e in
               _get(q, "egress-queue-mapping", "default-global", "switch-priority").items() if str(p).isdigit()}
+    # Where no entry says otherwise: `qos roce` maps priority 3 -> class 3, 6 -> 6, the rest -> 0 (Cumulus 5.14 RoCE
+    # guide, "Default RoCE Configuration"); without it each priority keeps its own class.
+    roce_on = enabled(_get(q, "roce"))
+    default = {p: (p if p in (3, 6) else 0) if roce_on else p for p in range(8)}
 
     def priorities_of(tc: int) -> set[int]:
-        return {p for p in range(8) if egress.get(p, p) == tc}
+        return {p for p in range(8) if egress.get(p, default[p]) == tc}
 
     strict: set[int] = set()
     for tc, entry in _get(q, "egress-scheduler", "default-global", "traffic-class").items():
