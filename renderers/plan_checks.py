@@ -7,8 +7,9 @@ from collections import Counter
 from rocefab.models.checks.qos import L2_OVERHEAD_BYTES
 from rocefab.models.findings import Finding, Severity
 from rocefab.platforms import unit
+from rocefab.renderers.common import adaptive_routing_port
 from rocefab.renderers.natural import natural_key
-from rocefab.renderers.plan import FabricPlan, LinkKind, Role
+from rocefab.renderers.plan import FabricPlan, LinkKind, PortRole, Role, SwitchPort
 
 
 def _error(code: str, message: str, hint: str = "") -> Finding:
@@ -78,6 +79,7 @@ def check_plan(plan: FabricPlan) -> list[Finding]:
     found.extend(_platform_limits(plan))
     found.extend(_headroom_not_rendered(plan))
     found.extend(_adaptive_routing_not_rendered(plan))
+    found.extend(_adaptive_routing_mixed(plan))
     found.extend(_reach(plan))
     return found
 
@@ -94,6 +96,40 @@ def _adaptive_routing_not_rendered(plan: FabricPlan) -> list[Finding]:
         f"{', '.join(without)} keep five-tuple ECMP",
         "mixing adaptive and hashed next hops in one ECMP group gives uneven paths: enable it where every "
         "switch of a tier has it",
+    )]
+
+
+def _adaptive_routing_mixed(plan: FabricPlan) -> list[Finding]:
+    """A switch running adaptive routing whose ECMP set (its uplinks; its downlinks to one leaf pair or leaf) holds
+    ports it runs adaptive routing on and ports it cannot (another speed, a bond member): NVIDIA's guide warns that
+    mixing them in one ECMP set gives unexpected route hashing."""
+    by_name = {sw.name: sw for sw in plan.switches}
+    mixed: list[str] = []
+    for sw in plan.switches:
+        spec = unit(sw.platform).spec
+        if spec is None or not (sw.load_balancing and sw.load_balancing.adaptive_routing):
+            continue
+        sets: dict[str, list[SwitchPort]] = {}
+        for port in sw.ports:
+            if port.role is PortRole.UPLINK:
+                sets.setdefault("uplinks", []).append(port)
+            elif port.role is PortRole.DOWNLINK:
+                peer = by_name.get(port.peer.device)
+                sets.setdefault(f"downlinks to {(peer.pair if peer else None) or port.peer.device}", []).append(port)
+        for name, ports in sorted(sets.items()):
+            kinds = {adaptive_routing_port(p, spec) for p in ports}
+            if len(kinds) == 2:
+                odd = sorted({f"{p.speed_gbps}G" + (" bond member" if p.lag else "") for p in ports
+                              if not adaptive_routing_port(p, spec)})
+                mixed.append(f"{sw.name} {name} ({', '.join(odd)} without it)")
+    if not mixed:
+        return []
+    return [Finding(
+        "adaptive-routing-mixed-ecmp", Severity.WARNING, ("underlay", "load_balancing", "adaptive_routing"),
+        f"adaptive and hashed next hops in one ECMP set: {'; '.join(mixed[:5])}"
+        + (f"; and {len(mixed) - 5} more" if len(mixed) > 5 else ""),
+        "NVIDIA's guide warns of unexpected route hashing: give the set one speed the ASIC runs adaptive routing "
+        "at (200G or 400G on Spectrum-4), or turn adaptive routing off",
     )]
 
 

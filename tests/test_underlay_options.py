@@ -163,3 +163,22 @@ def test_adaptive_routing_only_where_spectrum_4_runs_it(tmp_path: Path) -> None:
     _, _, plain = plan_for(tmp_path, "tor128-3tier")
     assert "adaptive-routing-unsupported" not in plain
     assert all("adaptive-routing" not in c for c in plan_for(tmp_path, "tor128-3tier")[1].values())
+
+
+def test_one_ecmp_set_mixing_adaptive_and_hashed_ports_is_named(tmp_path: Path) -> None:
+    """NVIDIA's guide: adaptive-routing and other egress ports in one ECMP set hash unexpectedly. The generated
+    fabric has one speed per set; a super-spine with one 800G downlink in a set (Spectrum-4 runs adaptive routing
+    at 200G/400G only) is named, the set and the odd speed said."""
+    from dataclasses import replace
+
+    from rocefab.renderers.plan_checks import check_plan
+
+    plan, _, codes = plan_for(tmp_path, "tor128-3tier", load_balancing={"adaptive_routing": True})
+    assert "adaptive-routing-mixed-ecmp" not in codes
+    sw = next(s for s in plan.switches if s.platform == "cumulus" and s.load_balancing and
+              s.load_balancing.adaptive_routing)
+    first = next(p for p in sw.ports if p.role.value == "downlink")
+    ports = tuple(replace(p, speed_gbps=800) if p is first else p for p in sw.ports)
+    odd = replace(plan, switches=tuple(replace(s, ports=ports) if s is sw else s for s in plan.switches))
+    (finding,) = [f for f in check_plan(odd) if f.code == "adaptive-routing-mixed-ecmp"]
+    assert f"{sw.name} downlinks to {first.peer.device}" in finding.message and "800G without it" in finding.message
