@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, StrictInt, field_validator
 
@@ -73,3 +73,6 @@ class Hosts(IntentModel):
     nics: tuple[Nic, ...] = Field((), description="rail-optimized: one entry per rail, in rail order")
     nccl: Nccl = Field(description="NCCL settings written to every host's nccl.conf and environment")
     ethtool: Ethtool = Field(Ethtool(), description="NIC ring sizes the host script sets")
+    nic_model: Literal["ConnectX-6 Dx", "ConnectX-7", "ConnectX-8", "BlueField-3 SuperNIC"] | None = Field(
+        None, description="the fabric NICs' model: adaptive routing needs NICs that place out-of-order RoCE packets "
+                          "(ConnectX-8, BlueField-3 SuperNIC)")

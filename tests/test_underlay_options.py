@@ -11,6 +11,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -29,9 +30,12 @@ def example(name: str) -> str:
     return (ROOT / "intents" / f"{name}.yaml").read_text(encoding="utf-8")
 
 
-def plan_for(tmp: Path, name: str, **underlay: Any) -> tuple[FabricPlan, dict[str, str], list[str]]:
+def plan_for(tmp: Path, name: str, nic_model: str | None = None,
+             **underlay: Any) -> tuple[FabricPlan, dict[str, str], list[str]]:
     intent = copy.deepcopy(yaml.safe_load(example(name)))
     intent["underlay"].update(underlay)
+    if nic_model is not None:
+        intent["hosts"]["nic_model"] = nic_model
     path = tmp / f"{name}.yaml"
     path.write_text(yaml.safe_dump(intent, sort_keys=False), encoding="utf-8")
     checked = check_file(path, "0.0.0-test")
@@ -150,7 +154,7 @@ def test_every_switch_hashes_ecmp_on_the_five_tuple(tmp_path: Path) -> None:
 
 
 def test_adaptive_routing_only_where_spectrum_4_runs_it(tmp_path: Path) -> None:
-    plan, _, codes = plan_for(tmp_path, "tor128-3tier", load_balancing={"adaptive_routing": True})
+    plan, _, codes = plan_for(tmp_path, "tor128-3tier", "ConnectX-8", load_balancing={"adaptive_routing": True})
     supers = [sw for sw in plan.switches if sw.platform == "cumulus"]
     assert supers and all(sw.model == "SN5600" for sw in supers)
     for sw in supers:
@@ -173,7 +177,8 @@ def test_one_ecmp_set_mixing_adaptive_and_hashed_ports_is_named(tmp_path: Path) 
 
     from rocefab.renderers.plan_checks import check_plan
 
-    plan, _, codes = plan_for(tmp_path, "tor128-3tier", load_balancing={"adaptive_routing": True})
+    plan, _, codes = plan_for(tmp_path, "tor128-3tier", "BlueField-3 SuperNIC",
+                              load_balancing={"adaptive_routing": True})
     assert "adaptive-routing-mixed-ecmp" not in codes
     sw = next(s for s in plan.switches if s.platform == "cumulus" and s.load_balancing and
               s.load_balancing.adaptive_routing)
@@ -182,3 +187,18 @@ def test_one_ecmp_set_mixing_adaptive_and_hashed_ports_is_named(tmp_path: Path) 
     odd = replace(plan, switches=tuple(replace(s, ports=ports) if s is sw else s for s in plan.switches))
     (finding,) = [f for f in check_plan(odd) if f.code == "adaptive-routing-mixed-ecmp"]
     assert f"{sw.name} downlinks to {first.peer.device}" in finding.message and "800G without it" in finding.message
+
+
+@pytest.mark.parametrize("nic_model", [None, "ConnectX-6 Dx", "ConnectX-7"])
+def test_adaptive_routing_is_refused_with_nics_that_cannot_reorder(tmp_path: Path, nic_model: str | None) -> None:
+    intent = copy.deepcopy(yaml.safe_load(example("tor128-3tier")))
+    intent["underlay"]["load_balancing"] = {"adaptive_routing": True}
+    if nic_model:
+        intent["hosts"]["nic_model"] = nic_model
+    path = tmp_path / "ar.yaml"
+    path.write_text(yaml.safe_dump(intent, sort_keys=False), encoding="utf-8")
+    checked = check_file(path, "0.0.0-test")
+    assert checked.plan is None
+    (finding,) = [f for f in checked.findings if f.code == "adaptive-routing-needs-reordering-nics"]
+    assert finding.path == ("underlay", "load_balancing", "adaptive_routing")
+    assert (nic_model or "is not set") in finding.message and "ConnectX-8, BlueField-3 SuperNIC" in finding.hint
