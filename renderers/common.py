@@ -44,16 +44,18 @@ def egress_queues(qos: Qos, marking: EcnMarking | None = None) -> list[QueueView
     return sorted(queues, key=lambda q: q.id)
 
 
-def profile_classes(qos: Qos, roce_class: int, cnp_class: int) -> dict[int, int]:
-    """Switch priority -> traffic class where a lossless profile owns fixed classes (NVUE `qos roce`): RoCE's
-    priority onto the profile's RoCE class, CNP's onto its strict class, every other priority onto class 0.
+def profile_classes(roce_priority: int, cnp_priority: int, classes: tuple[int, int]) -> dict[int, int]:
+    """Switch priority -> traffic class where a lossless profile owns fixed classes (RoCE's, CNP's; NVUE
+    `qos roce`: 3 and 6): RoCE's priority onto the profile's RoCE class, CNP's onto its strict class, every other
+    priority onto class 0. With the profile's own classes as the priorities, the profile's default mapping.
 
-    >>> q = Qos("dscp", 26, 2, 48, 6, ((26, 2), (48, 6)), (2,), 50, 50, True, 100, 3, 1000, None, 106)
-    >>> profile_classes(q, 3, 6)
+    >>> profile_classes(2, 6, (3, 6))
     {0: 0, 1: 0, 2: 3, 3: 0, 4: 0, 5: 0, 6: 6, 7: 0}
+    >>> profile_classes(3, 6, (3, 6))[3], profile_classes(3, 6, (3, 6))[6]
+    (3, 6)
     """
-    return {p: roce_class if p == qos.roce_priority else cnp_class if p == qos.cnp_priority else 0
-            for p in range(8)}
+    roce_class, cnp_class = classes
+    return {p: roce_class if p == roce_priority else cnp_class if p == cnp_priority else 0 for p in range(8)}
 
 
 def dscps_by_priority(qos: Qos) -> list[tuple[int, tuple[int, ...]]]:

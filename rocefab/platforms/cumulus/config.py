@@ -118,12 +118,13 @@ def _qos(plan: FabricPlan, switch: Switch) -> Tree:
     q = plan.qos
     ecn = switch.ecn
     assert ecn is not None and ecn.unit == "kbytes", "Spectrum profiles and the intent's are in kbytes"
-    assert SPEC.roce_profile_classes is not None
-    roce_class, cnp_class = SPEC.roce_profile_classes
-    classes = profile_classes(q, roce_class, cnp_class)
+    profile = SPEC.roce_profile_classes
+    assert profile is not None
+    roce_class = profile[0]
+    classes = profile_classes(q.roce_priority, q.cnp_priority, profile)
     # `qos roce` maps priority 3 -> class 3, 6 -> 6 and the rest -> 0: written are the fabric's RoCE and CNP
     # priorities and whatever of 3 and 6 would otherwise keep the profile's class (SPEC.roce_profile_classes)
-    profile_default = {p: roce_class if p == roce_class else cnp_class if p == cnp_class else 0 for p in range(8)}
+    profile_default = profile_classes(*profile, profile)
     mapped = sorted({q.roce_priority, q.cnp_priority} | {p for p in range(8) if classes[p] != profile_default[p]})
     scheduler: Tree = {}
     for queue in egress_queues(q, ecn):

@@ -34,6 +34,8 @@ from rocefab.deploy.verify.observation import (
 from rocefab.deploy.verify.observation import (
     asn as asn_number,
 )
+from rocefab.platforms.cumulus import SPEC
+from rocefab.renderers.common import profile_classes
 
 ROCE_LOSSLESS_PRIORITY = 3  # what `qos roce mode lossless` makes no-drop without a PFC profile of its own
 Tree = dict[str, Any]
@@ -131,8 +133,9 @@ def qos(applied: Tree, default_dscp: Sequence[int], ports: Sequence[str]) -> Swi
               _get(q, "egress-queue-mapping", "default-global", "switch-priority").items() if str(p).isdigit()}
     # Where no entry says otherwise: `qos roce` maps priority 3 -> class 3, 6 -> 6, the rest -> 0 (Cumulus 5.14 RoCE
     # guide, "Default RoCE Configuration"); without it each priority keeps its own class.
-    roce_on = enabled(_get(q, "roce"))
-    default = {p: (p if p in (3, 6) else 0) if roce_on else p for p in range(8)}
+    profile = SPEC.roce_profile_classes
+    default = profile_classes(*profile, profile) if profile and enabled(_get(q, "roce")) else \
+        {p: p for p in range(8)}
 
     def priorities_of(tc: int) -> set[int]:
         return {p for p in range(8) if egress.get(p, default[p]) == tc}
