@@ -29,6 +29,7 @@ from rocefab.deploy.device_lock import Mark
 from rocefab.deploy.durable import write_whole
 from rocefab.deploy.inventory import Access
 from rocefab.deploy.library_logs import CURRENT, library_logs_to_devices
+from rocefab.deploy.preload import preload
 from rocefab.deploy.session import DeployError, DeviceSession, PendingCommit, describe, new_run_id
 from rocefab.deploy.stop import StopRequest
 from rocefab.platforms import unit
@@ -107,6 +108,7 @@ class Fleet:
                  reviewed: Mapping[str, str] | None = None, stop: StopRequest | None = None,
                  mark: Mark | None = None, force_unlock: bool = False) -> None:
         self.targets = list(targets)
+        preload(t.access.kind for t in self.targets)  # before any worker thread imports a driver (deploy/preload.py)
         # The run's lock mark (deploy/device_lock.py): `preflight` places it on every device, `release_marks`
         # removes it; a dry run compares no device another run holds; each commit first checks it is still there.
         self.mark = mark

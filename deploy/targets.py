@@ -25,8 +25,8 @@ class InventoryMismatch(Exception):
 
 
 def open_session(access: Access, run_id: str | None = None) -> DeviceSession:
-    # Only this kind's driver is imported: a host's session, opened in a worker thread, need not wait on the
-    # import lock while another thread imports NAPALM.
+    # Only this kind's driver is imported; a run imports its kinds' drivers before its workers start
+    # (deploy/preload.py), so no two worker threads import them at once.
     return UNITS[access.kind].session()(access, run_id)
 
 

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from rocefab.deploy.inventory import Access
+from rocefab.deploy.preload import preload
 from rocefab.deploy.session import DeployError, DeviceSession, PendingCommit, describe
 from rocefab.deploy.verify.checks import (
     Row,
@@ -136,6 +137,7 @@ def read_fleet(plan: FabricPlan, accesses: Sequence[Access], sessions: SessionFa
             progress(access.name)
         return reading
 
+    preload(a.kind for a in accesses)  # before any worker thread imports a driver (deploy/preload.py)
     with ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(accesses)))) as pool:
         return list(pool.map(one, accesses))
 
