@@ -30,6 +30,7 @@ from rocefab.deploy.durable import write_whole
 from rocefab.deploy.inventory import Access
 from rocefab.deploy.library_logs import CURRENT, library_logs_to_devices
 from rocefab.deploy.preload import preload
+from rocefab.deploy.reload_gate import reload_changes
 from rocefab.deploy.session import DeployError, DeviceSession, PendingCommit, describe, new_run_id
 from rocefab.deploy.stop import StopRequest
 from rocefab.platforms import unit
@@ -69,6 +70,8 @@ class DeviceResult:
     # A staged replace: the running config's blocks outside the candidate it keeps (device-local) and removes
     kept: tuple[str, ...] = ()
     dropped: tuple[str, ...] = ()
+    # The staged change touches sections the device takes only after a reload (deploy/reload_gate.py)
+    reload: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -106,7 +109,8 @@ class Fleet:
                  progress: Progress = _noop, replace: bool = True, run_id: str | None = None,
                  clean_leftovers: bool = False, gate: Gate | None = None, settle_s: float = 60.0,
                  reviewed: Mapping[str, str] | None = None, stop: StopRequest | None = None,
-                 mark: Mark | None = None, force_unlock: bool = False) -> None:
+                 mark: Mark | None = None, force_unlock: bool = False,
+                 accept_reload: bool | frozenset[str] = False) -> None:
         self.targets = list(targets)
         preload(t.access.kind for t in self.targets)  # before any worker thread imports a driver (deploy/preload.py)
         # The run's lock mark (deploy/device_lock.py): `preflight` places it on every device, `release_marks`
@@ -132,6 +136,10 @@ class Fleet:
         self.run_id = run_id or new_run_id()
         # Remove what earlier runs left on each device; only safe while this run holds the devices' lock.
         self.clean_leftovers = clean_leftovers
+        # A change the device takes only after a reload is committed only where the operator accepted that (True:
+        # on any device, as a rollback to a backup does; a set: on those devices); elsewhere the device fails before
+        # its commit and its wave stops (apply refuses such a run before its first wave: `reload_changes`).
+        self.accept_reload = accept_reload
 
     # --- building blocks, each run over many devices at once -------------------------------------------
 
@@ -181,6 +189,12 @@ class Fleet:
             item.before = session.normalized(session.backup())
         session.load(item.target.candidate, replace=self.replace)
         item.result.diff = session.diff()
+        sections = _reload_sections(item.target.access.kind)
+        if item.result.diff and sections:
+            item.result.reload = reload_changes(session.running_config(), item.target.candidate, sections,
+                                                self.replace)
+            if item.result.reload:  # said in the diff itself, which is what a reviewer reads and approves
+                item.result.diff = f"# {reload_note(item.result.reload)}\n{item.result.diff}"
         preview = session.replace_preview() if self.replace else None
         if preview is not None:
             item.result.kept, item.result.dropped = preview.carried, preview.removed
@@ -329,6 +343,24 @@ class Fleet:
         self._open(item, clean=False)
         self._release(item)
 
+    def reload_changes(self) -> list[DeviceResult]:
+        """Read only, nothing staged: for each device whose platform has reload-class sections, those its candidate
+        would change (`reload`), from its running config; NOT_CHECKED when read, FAILED when it could not be."""
+        with library_logs_to_devices():
+            live = self._live(t for t in self.targets if _reload_sections(t.access.kind))
+
+            def read(item: _Live) -> None:
+                session = self._open(item, clean=False)
+                item.result.reload = reload_changes(session.running_config(), item.target.candidate,
+                                                    _reload_sections(item.target.access.kind), self.replace)
+                item.result.status = Status.NOT_CHECKED
+
+            try:
+                self._each(live, read)
+            finally:
+                self._close(live)
+            return [i.result for i in live]
+
     def _settle(self, item: _Live, keep_planned: bool) -> None:
         session = item.session
         assert session is not None
@@ -410,6 +442,12 @@ class Fleet:
                     item.result.status = Status.FAILED
                     item.result.error = ("changed since it was reviewed: what it would change now is not what was "
                                          "approved; nothing was committed (review again)")
+        for item in live:
+            accepted = self.accept_reload is True or (
+                isinstance(self.accept_reload, frozenset) and item.target.name in self.accept_reload)
+            if item.result.status is Status.PENDING and item.result.reload and not accepted:
+                item.result.status = Status.FAILED
+                item.result.error = reload_refusal(item.target.name, item.result.reload) + "; nothing was committed"
         if self._stopped() or any(i.result.status in (Status.FAILED, Status.UNKNOWN) for i in live):
             self._each([i for i in live if i.session is not None], _discard)
             for item in live:
@@ -521,6 +559,22 @@ class Fleet:
         item.result.error = f"{prefix}rolled back: the running config read back equals the one before the commit"
         item.settled = True
         self.progress(item.target.name, "rolled back")
+
+
+def _reload_sections(kind: str) -> tuple[str, ...]:
+    spec = unit(kind).spec
+    return spec.reload_sections if spec is not None else ()
+
+
+def reload_note(sections: Sequence[str]) -> str:
+    return (f"needs a reload: the switch applies {', '.join(sections)} only after a reload (apply pushes it only "
+            "with --accept-reload, in a step of its own)")
+
+
+def reload_refusal(device: str, sections: Sequence[str]) -> str:
+    """Why a device's change is not pushed in an ordinary wave, and what to do instead."""
+    return (f"changes {', '.join(sections)}, which the switch applies only after a reload: push it in a step of its "
+            f"own with `rocefab apply ... --only {device} --accept-reload`, then drain and reload {device}")
 
 
 def _changed_lines(before: str, after: str) -> int:

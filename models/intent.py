@@ -33,6 +33,7 @@ from rocefab.models.types import (
     Distinct,
     Ipv4Address,
     Ipv4Network,
+    MacAddress,
     ModelName,
     NameFormat,
     PortName,
@@ -92,16 +93,58 @@ class Bfd(IntentModel):
     multiplier: StrictInt = Field(3, ge=3, le=50, description="missed packets before the session is down")
 
 
+# What ECMP hashes on: the five-tuple, or the five-tuple and the RoCE queue pair (the BTH destination QP, where
+# the ASIC can hash on bytes of the UDP payload).
+EcmpHash = Literal["five-tuple", "roce-qp"]
+# Dynamic load balancing: none, flowlet (a flow moves to a less loaded path only after a gap long enough that its
+# packets cannot overtake each other) or per-packet (spraying: receivers must place out-of-order packets).
+Dynamic = Literal["none", "flowlet", "per-packet"]
+
+
+class PlatformLoadBalancing(IntentModel):
+    """One platform's choice, replacing the fabric's where given (a mixed fabric's platforms differ in what their
+    ASICs can do)."""
+
+    ecmp_hash: EcmpHash | None = Field(None, description="default: the fabric's ecmp_hash")
+    dynamic: Dynamic | None = Field(None, description="default: the fabric's dynamic")
+
+
+class ByPlatform(IntentModel):
+    eos: PlatformLoadBalancing | None = Field(None, description="Arista EOS switches")
+    nxos: PlatformLoadBalancing | None = Field(None, description="Cisco NX-OS switches")
+    cumulus: PlatformLoadBalancing | None = Field(None, description="NVIDIA Cumulus Linux switches")
+
+
 class LoadBalancing(IntentModel):
     """How ECMP spreads RoCE. Each queue pair is one UDP flow to port 4791 whose source port the NIC varies per
-    QP, so the hash takes the five-tuple (addresses, protocol, both L4 ports) on every platform; NX-OS gets a
-    hash rotation of its own per tier, so no two tiers split a flow set the same way (polarization)."""
+    QP, so the five-tuple hash (addresses, protocol, both L4 ports) spreads QPs on every platform; NX-OS gets a
+    hash rotation of its own per tier, so no two tiers split a flow set the same way (polarization). Where the
+    ASIC can, the hash also takes the destination QP (roce-qp), and dynamic load balancing moves flowlets (or
+    packets) to the least loaded path. A switch model that cannot do what is asked is an error naming it."""
 
-    ecmp_hash: Literal["five-tuple"] = Field("five-tuple", description="fields every switch hashes ECMP on")
+    ecmp_hash: EcmpHash = Field("five-tuple", description="fields every switch hashes ECMP on: five-tuple, or "
+                                                          "roce-qp (five-tuple plus the RoCE destination queue pair)")
+    dynamic: Dynamic = Field("none", description="dynamic load balancing on the routed fabric ports: none, flowlet "
+                                                 "or per-packet (per-packet needs NICs that place out-of-order "
+                                                 "packets)")
+    by_platform: ByPlatform = Field(ByPlatform(), description="per-platform ecmp_hash / dynamic, replacing the "
+                                                              "fabric's on that platform's switches")
+    dlb_mac: MacAddress = Field("00:cc:cc:cc:cc:cc", description="NX-OS dynamic load balancing: the virtual next-hop "
+                                                                "MAC every DLB switch of the fabric shares")
+    dlb_flow_set_size: StrictInt | None = Field(
+        None, ge=1, le=7, description="EOS dynamic load balancing: flow-set size 1 (128 ECMP groups x 256 entries) "
+                                      "to 7 (2 groups x 16,384); default: the platform's")
     rotate_per_tier: StrictBool = Field(True, description="NX-OS: a different hash rotation on each tier")
     adaptive_routing: StrictBool = Field(
         False, description="Spectrum-4 adaptive routing (per-packet, Spectrum-X) on the 200G/400G routed fabric "
                            "ports; the receiving NICs must place out-of-order packets (BlueField-3 SuperNIC)")
+
+    def for_platform(self, platform: str) -> tuple[EcmpHash, Dynamic]:
+        """(ecmp_hash, dynamic) on a platform's switches: its own where given, else the fabric's."""
+        own = getattr(self.by_platform, platform, None)
+        if not isinstance(own, PlatformLoadBalancing):
+            return self.ecmp_hash, self.dynamic
+        return own.ecmp_hash or self.ecmp_hash, own.dynamic or self.dynamic
 
 
 class Underlay(IntentModel):

@@ -10,6 +10,7 @@ Python counts as 1) is refused rather than coerced, and addresses are written as
 
 from __future__ import annotations
 
+import re
 import string
 from collections.abc import Callable, Hashable, Sequence
 from ipaddress import IPv4Address, IPv4Network
@@ -210,6 +211,32 @@ def _address_text(kind: str, example: str) -> Callable[[Any], Any]:
 
 Ipv4Network = Annotated[IPv4Network, BeforeValidator(_address_text("network", "10.0.0.0/24"))]
 Ipv4Address = Annotated[IPv4Address, BeforeValidator(_address_text("address", "10.0.0.1"))]
+
+_MAC = re.compile(r"^[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5}$")
+
+
+def unicast_mac(value: Any) -> str:
+    """A MAC address a switch can answer to: six colon-separated octets, unicast and not all zero; kept in
+    lower case, the form the NOSes print.
+
+    >>> unicast_mac("00:CC:CC:CC:CC:CC")
+    '00:cc:cc:cc:cc:cc'
+    >>> unicast_mac("01:00:5e:00:00:01")
+    Traceback (most recent call last):
+    ...
+    ValueError: 01:00:5e:00:00:01 is a multicast address (the first octet is odd); give a unicast MAC
+    """
+    if not isinstance(value, str) or not _MAC.match(value):
+        raise ValueError(f"expected a MAC address written as six colon-separated hex octets, e.g. "
+                         f"00:cc:cc:cc:cc:cc (got {value!r})")
+    if int(value[:2], 16) & 1:
+        raise ValueError(f"{value} is a multicast address (the first octet is odd); give a unicast MAC")
+    if value.replace(":", "").strip("0") == "":
+        raise ValueError("00:00:00:00:00:00 is not an address a switch answers to")
+    return value.lower()
+
+
+MacAddress = Annotated[str, BeforeValidator(unicast_mac)]
 
 # --- lists --------------------------------------------------------------------------------------------------
 

@@ -133,9 +133,16 @@ class EcnMarking:
 @record
 class LoadBalancing:
     fields: tuple[str, ...]  # what ECMP hashes on: source-ip, destination-ip, ip-protocol, source-port, ...
-    rotate: int | None  # NX-OS hash rotation of this switch's tier (None: the platform's own)
+    rotate: int | None  # the hash rotation of this switch's tier, where the platform takes one (None: its own)
     adaptive_routing: bool  # on this switch's adaptive-routing ports (the intent asked, and the ASIC has it)
     adaptive_routing_requested: bool
+    roce_qp_hash: bool = False  # the hash also takes the RoCE destination queue pair
+    dynamic: str | None = None  # dynamic load balancing: "flowlet" or "per-packet"; None: hashing only
+    dynamic_ports: tuple[str, ...] = ()  # the ports it runs on, where the NOS lists them (NX-OS dlb-interface)
+    dlb_mac: str | None = None  # NX-OS: the fabric-wide virtual next-hop MAC of DLB
+    flow_set_size: int | None = None  # EOS: the DLB flow-set size (None: the platform's)
+    # Top-level config sections of this switch that its NOS applies only after a reload (NX-OS DLB)
+    reload_sections: tuple[str, ...] = ()
 
 
 @record

@@ -271,11 +271,26 @@ TIER_ROTATE = {Role.LEAF: 13, Role.SPINE: 29, Role.SUPERSPINE: 43}
 
 
 def _load_balancing(intent: Intent, d: SwitchDraft) -> LoadBalancing:
+    """The switch's share of the intent's load balancing. The checks have refused what its ASIC cannot do, so
+    what is asked is what runs (adaptive routing excepted: honoured where the ASIC has it, a warning elsewhere)."""
     lb = intent.underlay.load_balancing
     spec = d.model.spec
     capable = d.model.asic in spec.adaptive_routing_asics and any(adaptive_routing_port(p, spec) for p in d.ports)
-    return LoadBalancing(FIVE_TUPLE, TIER_ROTATE[d.role] if lb.rotate_per_tier else None,
-                         lb.adaptive_routing and capable, lb.adaptive_routing)
+    ecmp_hash, dynamic = lb.for_platform(d.model.platform)
+    support = spec.load_balancing_of(d.model.asic)
+    dynamic_on = dynamic != "none" and support is not None and dynamic in support.dynamic
+    return LoadBalancing(
+        FIVE_TUPLE, TIER_ROTATE[d.role] if lb.rotate_per_tier and spec.hash_rotation else None,
+        lb.adaptive_routing and capable,
+        lb.adaptive_routing,
+        roce_qp_hash=ecmp_hash == "roce-qp" and support is not None and support.roce_qp_hash,
+        dynamic=dynamic if dynamic_on else None,
+        dynamic_ports=tuple(p.name for p in d.ports if p.role in FABRIC_ROLES and p.lag is None)
+        if dynamic_on and spec.dlb_lists_ports else (),
+        dlb_mac=lb.dlb_mac if dynamic_on and spec.dlb_mac else None,
+        flow_set_size=lb.dlb_flow_set_size if dynamic_on and spec.dlb_flow_set_size else None,
+        reload_sections=spec.reload_sections if dynamic_on else (),
+    )
 
 
 def _ecn(intent: Intent, d: SwitchDraft) -> EcnMarking:

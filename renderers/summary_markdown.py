@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from rocefab.models.findings import Finding
 from rocefab.renderers.headroom_rows import headroom_rows
+from rocefab.renderers.load_balancing_rows import load_balancing_rows
 from rocefab.renderers.plan import FabricPlan
 from rocefab.renderers.summary import FabricSummary, ecn_profiles, fabric_summary
 
@@ -74,6 +75,12 @@ def _headroom(plan: FabricPlan) -> list[str]:
                   right=("devices", "headroom"))
 
 
+def _load_balancing(plan: FabricPlan) -> list[str]:
+    return _table(("tier", "platform", "model", "switches", "ECMP hash", "dynamic", "change needs a reload"),
+                  ((r.role, r.platform, r.model, r.switches, r.hashing, r.dynamic, r.reload)
+                   for r in load_balancing_rows(plan)), right=("switches",))
+
+
 def _findings(findings: Sequence[Finding]) -> list[str]:
     if not findings:
         return ["None."]
@@ -106,6 +113,7 @@ def render_summary_markdown(plan: FabricPlan, device_lines: Mapping[str, int], f
         (f"Fabric {plan.source.fabric}", _tiers(fabric_summary(plan) if summary is None else summary)),
         ("QoS", _qos(plan)),
         ("PFC headroom (worst port per tier and platform)", _headroom(plan)),
+        ("Load balancing of RoCE", _load_balancing(plan)),
         ("Findings", _findings(findings)),
         ("Devices", _devices(plan, device_lines)),
     ]

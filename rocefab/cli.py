@@ -109,6 +109,20 @@ def _headroom_table(plan: FabricPlan) -> Any:
     return table
 
 
+def _load_balancing_table(plan: FabricPlan) -> Any:
+    """How each group of switches spreads RoCE and whether changing that needs a reload."""
+    from rich.table import Table
+
+    from rocefab.renderers.load_balancing_rows import load_balancing_rows
+
+    table = Table(title="load balancing of RoCE", title_justify="left")
+    for column in ("tier", "platform", "model", "switches", "ECMP hash", "dynamic", "change needs a reload"):
+        table.add_column(column, justify="right" if column == "switches" else "left")
+    for r in load_balancing_rows(plan):
+        table.add_row(r.role, r.platform, r.model, str(r.switches), r.hashing, r.dynamic, r.reload)
+    return table
+
+
 def _summary(plan: FabricPlan, devices: bool) -> None:
     from rich.table import Table  # here, not at the top: only `plan` draws tables, and every command imports this
 
@@ -134,6 +148,7 @@ def _summary(plan: FabricPlan, devices: bool) -> None:
         f"priority {q.cnp_priority} (strict); hosts send ToS {q.roce_tos}"
     )
     out.print(_headroom_table(plan))
+    out.print(_load_balancing_table(plan))
     if not devices:
         return
     table = Table(title="switches", title_justify="left")

@@ -66,6 +66,9 @@ def apply(
     clear_stale_sessions: StaleOpt = False,
     force_unlock: UnlockOpt = False,
     no_verify: Annotated[bool, typer.Option("--no-verify", help="skip the verify gate after each commit")] = False,
+    accept_reload: Annotated[bool, typer.Option(
+        "--accept-reload", help="push changes a switch applies only after a reload (NX-OS dynamic load balancing), "
+                                "each in a step of its own after the other waves; the switch is not reloaded")] = False,
     as_json: JsonOpt = False,
     exit_code: Annotated[bool, typer.Option(
         "--exit-code", help="with --dry-run: exit 1 when anything would change, 0 when nothing would")] = False,
@@ -74,7 +77,8 @@ def apply(
 ) -> None:
     """Push the intent: on a terminal, first show what each device would change and ask (`--yes` skips the
     question; without a terminal it is required; a device whose diff changes after the question is not
-    committed); back up every switch, then canary, then the rest; commit
+    committed); a change a switch applies only after a reload is refused unless --accept-reload; back up every
+    switch, then canary, then the rest (then each accepted reload-class change on its own); commit
     with a revert window, check that each device runs the candidate and passes verify's checks (across links
     only towards devices of this run already done), confirm; on a failure roll the wave back (and read each
     device back) and stop.
@@ -93,7 +97,7 @@ def apply(
     else:
         deploy_flow.apply(intent, inventory, canary_groups, confirm_s, backup_dir, concurrency, only, merge,
                           clear_stale_sessions, force_unlock, verify=not no_verify, yes=yes, shown=shown,
-                          source=source)
+                          source=source, accept_reload=accept_reload)
 
 
 def rollback(

@@ -20,7 +20,7 @@ from rocefab import deploy_report as report
 from rocefab.console import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, EXIT_UNKNOWN, err, out
 from rocefab.deploy.device_lock import Mark, own_mark
 from rocefab.deploy.durable import MIN_FREE_BYTES, writable_with_room
-from rocefab.deploy.fleet import DeviceResult, Fleet, Status, Target
+from rocefab.deploy.fleet import DeviceResult, Fleet, Status, Target, reload_refusal
 from rocefab.deploy.inventory import CredentialError, Inventory, PasswordSource, load_inventory
 from rocefab.deploy.library_logs import capture_library_logs
 from rocefab.deploy.session import new_run_id
@@ -256,9 +256,50 @@ def _confirmed(targets: Sequence[Target], clear_stale: bool, concurrency: int, m
     raise typer.Exit(code)
 
 
+def _reload_step(fleet: Fleet, shown: Shown, accept: bool) -> frozenset[str]:
+    """Before the review and the backup: the devices whose change the switch applies only after a reload, read from
+    their running configs. Without `accept` such a run is refused with nothing changed (exit 1), saying what to do;
+    with it, those devices are what the run may commit them on."""
+    read = fleet.reload_changes()
+    failed = [r for r in read if r.status is not Status.NOT_CHECKED]
+    needing = [r for r in read if r.status is Status.NOT_CHECKED and r.reload]
+    if failed:
+        if shown.as_json:
+            report.print_json("apply", failed, EXIT_FINDINGS, run_id=fleet.run_id, stage="reload-check", backup=None)
+        else:
+            report.print_table(failed, "the running config could not be read to find changes that need a reload - "
+                                       "nothing was changed")
+        raise typer.Exit(EXIT_FINDINGS)
+    if needing and not accept:
+        for r in needing:
+            r.status, r.error = Status.FAILED, reload_refusal(r.name, r.reload)
+            err.print(f"{r.name}: {r.error}", markup=False, soft_wrap=True)
+        if shown.as_json:
+            report.print_json("apply", needing, EXIT_FINDINGS, run_id=fleet.run_id, stage="reload-check",
+                              backup=None)
+        else:
+            report.print_table(needing, f"{len(needing)} device(s) would change what the switch applies only after a "
+                                        "reload - nothing was changed")
+        raise typer.Exit(EXIT_FINDINGS)
+    for r in needing:
+        err.print(f"{r.name}: changes {', '.join(r.reload)}, which the switch applies only after a reload; pushed in a "
+                  "step of its own after the other waves (--accept-reload)", markup=False)
+    return frozenset(r.name for r in needing)
+
+
+def _reload_last(waves: list[list[str]], reloading: frozenset[str]) -> list[list[str]]:
+    """The waves without the reload-class devices, then each of those on its own.
+
+    >>> _reload_last([["leaf1-a", "leaf1-b"], ["spine1", "spine2"]], frozenset({"spine1"}))
+    [['leaf1-a', 'leaf1-b'], ['spine2'], ['spine1']]
+    """
+    ordinary = [[n for n in wave if n not in reloading] for wave in waves]
+    return [wave for wave in ordinary if wave] + [[n] for n in sorted(reloading)]
+
+
 def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, backup_dir: Path, concurrency: int,
           only: str | None, merge: bool, clear_stale: bool, force_unlock: bool = False, verify: bool = True,
-          yes: bool = False, shown: Shown = PLAIN, source: Source = RENDER) -> None:
+          yes: bool = False, shown: Shown = PLAIN, source: Source = RENDER, accept_reload: bool = False) -> None:
     if not yes and not on_terminal():
         _refuse_unconfirmed()
     sessions = session_factory(clear_stale)
@@ -290,6 +331,8 @@ def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, bac
         with signals() as stop:
             done = _preflight(locking, shown)
         _stop_before_change(stop, targets, shown, run_id, "while every device was reached")
+        reloading = _reload_step(locking, shown, accept_reload)
+        waves = _reload_last(waves, reloading)
         approved: dict[str, str] | None = None
         if not yes:  # Ctrl-C at the question aborts as it always does: nothing has changed
             go, reviewed = _confirmed(targets, clear_stale, concurrency, merge, mark, shown)
@@ -319,7 +362,7 @@ def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, bac
                 fleet = Fleet(targets, sessions, concurrency, replace=not merge, run_id=run_id,
                               clean_leftovers=True, gate=gate,
                               settle_s=min(60.0, confirm_s / 4) if confirm_s else 60.0, reviewed=approved, stop=stop,
-                              mark=mark)
+                              mark=mark, accept_reload=reloading)
                 current.append(fleet)
                 results = _run(progress, fleet).apply(waves, confirm_s or None)
     finally:
@@ -335,6 +378,10 @@ def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, bac
         err.print(f"stopped; restore everything with: rocefab rollback --inventory {inventory} --backup {folder}",
                   markup=False)
     explain_unknown(results, intent, inventory, folder)
+    for r in results:
+        if r.status is Status.COMMITTED and r.reload:
+            err.print(f"{r.name}: {', '.join(r.reload)} committed; the switch applies it only after a reload: drain "
+                      f"{r.name}, then reload it", markup=False)
     if shown.as_json:
         report.print_json("apply", results, code, run_id=run_id, waves=waves, backup=str(folder))
     else:

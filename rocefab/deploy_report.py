@@ -70,6 +70,8 @@ def print_table(results: Sequence[DeviceResult], title: str) -> None:
         lines = unified.counts(r.diff)
         # what was done to the device besides the run's own change (a pending commit settled, leftovers removed)
         detail = r.error or "; ".join(r.cleaned)
+        if r.reload and not r.error:
+            detail = "; ".join(filter(None, [f"needs a reload: {', '.join(r.reload)}", detail]))
         if r.library_said and r.status in (Status.FAILED, Status.UNKNOWN):
             detail += f" [library: {'; '.join(r.library_said)}]"
         table.add_row(r.name, r.kind, f"[{_STYLE[r.status]}]{escape(r.status.value)}[/]", str(lines.added),
@@ -132,7 +134,7 @@ def device_json(r: DeviceResult) -> dict[str, Any]:
     return {"name": r.name, "kind": r.kind, "status": r.status.name.lower(), "status_text": r.status.value,
             "added": lines.added, "removed": lines.removed, "diff": r.diff.splitlines(), "error": r.error,
             "seconds": round(r.seconds, 3), "cleaned": r.cleaned, "library_said": r.library_said,
-            "replace_keeps": list(r.kept), "replace_removes": list(r.dropped)}
+            "replace_keeps": list(r.kept), "replace_removes": list(r.dropped), "needs_reload": list(r.reload)}
 
 
 def print_json(command: str, results: Sequence[DeviceResult], exit_code: int, **extra: Any) -> None:

@@ -136,7 +136,10 @@ def rollback(inventory: Path, backup: Path | None, use_latest: bool, backup_dir:
         # A dry run is read-only: leftovers, commits awaiting their confirm and lock marks are reported, not
         # touched; a device another run holds is not compared.
         fleet = _run(progress, Fleet(targets, open_session, concurrency, run_id=run_id, clean_leftovers=not dry_run,
-                                     mark=None if dry_run else own_mark(run_id), force_unlock=force_unlock))
+                                     mark=None if dry_run else own_mark(run_id), force_unlock=force_unlock,
+                                     # the way back is never refused; a reload-class section it restores is
+                                     # marked in the device's diff and table row
+                                     accept_reload=True))
         if dry_run:
             results = fleet.dry_run()
         else:

@@ -61,12 +61,19 @@ MODES = (
         Sub(rf"qos profile {NAME}", "qos-profile", natural=True),
         (Rule("spanning-tree mode", "mstp|rstp|rapid-pvst|none"),
          Rule(rf"spanning-tree vlan-id {VLANS}", negated=True)),
+        # User-defined hash fields on Strata (aristanetworks/avd #5386: offset <0-64>, mask 0x01-0xFF; printed
+        # with eth-type IPv4 / IPv6 as pyavd renders it), each line its own field.
+        Rule(r"port-channel load-balance trident udf eth-type (?:IPv4|IPv6) header (?:inner|outer) (?:l2|l3|l4) "
+             r"offset (?:6[0-4]|[1-5]?\d) mask 0x(?:0[1-9a-fA-F]|[1-9a-fA-F][0-9a-fA-F]?)"),
         Sub(rf"vlan {VLAN}", "vlan", natural=True),
         Sub(rf"vrf instance {NAME}", "vrf", natural=True),
         *_INTERFACES,
         Rule("ip virtual-router mac-address", MAC),
         (Rule("ip routing", "ipv6 interfaces", optional=True), Rule(rf"ip routing vrf {NAME}", negated=True)),
         Rule("ipv6 unicast-routing"),
+        # Dynamic load balancing of ECMP groups (EOS TOI 4.24.2F, CLI help in aristanetworks/avd #4920)
+        (Rule("ip hardware fib load-balance distribution dynamic flow-set-size", "[1-7]"),
+         Rule("ip hardware fib load-balance distribution", "dynamic|hash")),
         Sub("mlag configuration", "mlag"),
         Rule(rf"ip route (?:vrf {NAME} )?{PFX4} (?:{IP4}|{IFNAME})(?: \d+)?(?: name \S+)?"),
         (Rule(rf"qos map dscp {DSCP}(?: {DSCP})* to traffic-class", TC),
@@ -181,6 +188,10 @@ ALIASES = tuple(
         ("management|ma", "Management"), ("vlan|vl", "Vlan"),
     )
 )
+
+# The UDF's eth-type is typed in any case and kept as EOS's show output spells it (pyavd's rendering).
+ALIASES += ((r"^((?:no |default )?port-channel load-balance trident udf eth-type )(?i:ipv4)(?= )", r"\1IPv4"),
+            (r"^((?:no |default )?port-channel load-balance trident udf eth-type )(?i:ipv6)(?= )", r"\1IPv6"))
 
 EOS_GRAMMAR = Grammar(MODES, root="global", aliases=ALIASES)
 

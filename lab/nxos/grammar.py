@@ -57,6 +57,7 @@ def _k(pattern: str, key: str, requires: str | None = None, rank: int = 50) -> C
     return Cmd(pattern, key=re.escape(key), requires=requires, rank=rank)
 
 
+_ETH_NAME = r"Ethernet\d+/\d+(/\d+)?"
 _DESC = _k(r"description .+", "description")
 _SHUT = Cmd(r"shutdown", key="shutdown", flag=True)
 _MTU = _k(r"mtu \d+", "mtu")
@@ -107,6 +108,9 @@ MODES: dict[str, Mode] = {
         # NX-OS Interfaces guide, "Configuring ECMP Load Balancing" (rotate 1-63, universal-id 1-4294967295)
         Cmd(r"ip load-sharing address (destination port destination|source-destination( port source-destination)?)"
             r"( rotate (6[0-3]|[1-5]?\d))?( universal-id \d+)?", key="ip load-sharing", rank=5),
+        # Dynamic load balancing (10.5(1)F, Cloud Scale); the lines Cisco's pyATS DLB builder sends. Where NX-OS prints
+        # the profile among the global sections is not confirmed: after load-sharing.
+        Cmd(r"hardware profile dlb", mode="hw-dlb", rank=6),
         Cmd(r"class-map type qos match-(any|all) \S+", mode="cmap-qos", rank=10),
         Cmd(r"policy-map type qos \S+", mode="pmap-qos", rank=11),
         Cmd(r"policy-map type queuing \S+", mode="pmap-que", rank=12),
@@ -143,6 +147,15 @@ MODES: dict[str, Mode] = {
         # `banner motd <d><text><d>`: nxos_config.Cursor gathers a banner that spans lines into one line first.
         Cmd(r"banner motd (\S)(?s:.*)\1", key="banner motd", rank=68),
         Cmd(r"clock timezone \S+ -?\d{1,2} \d{1,2}", key="clock timezone", rank=69),
+    )),
+    # The sub-mode's prompt is not in the stored sources.
+    "hw-dlb": Mode("config-dlb", (
+        _k(r"mode (flowlet|per-packet|policy-driven (flowlet|per-packet))", "mode"),
+        _k(rf"dlb-interface (all|{_ETH_NAME}( ?, ?{_ETH_NAME})*)", "dlb-interface"),
+        _k(r"mac-address [0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}", "mac-address"),
+        _k(r"flowlet-aging \d+", "flowlet-aging"),
+        _k(r"dre-thresholds( +level-[1-7] \d+)+", "dre-thresholds"),
+        Cmd(r"static-pinning", key="static-pinning"),
     )),
     "aaa-group": Mode("config-tacacs+", (Cmd(r"server \S+"), _k(r"use-vrf \S+", "use-vrf"))),
     "if-eth": Mode("config-if", (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rocefab.models.checks import addressing, hosts, qos, topology
+from rocefab.models.checks import addressing, hosts, load_balancing, qos, topology
 from rocefab.models.findings import Finding
 from rocefab.models.intent import Intent
 from rocefab.models.resolve import Resolution, resolve
@@ -15,6 +15,6 @@ def check_intent(intent: Intent) -> tuple[Resolution, list[Finding]]:
     not size) come first, and the checks read the resolved fabric wherever there is one."""
     resolution = resolve(intent)
     findings: list[Finding] = list(resolution.findings)
-    for module in (topology, qos, addressing, hosts):
+    for module in (topology, qos, addressing, hosts, load_balancing):
         findings.extend(module.check(intent, resolution))
     return resolution, findings

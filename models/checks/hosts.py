@@ -7,7 +7,6 @@ from collections import Counter
 from rocefab.models.checks.common import error, warning
 from rocefab.models.findings import Finding
 from rocefab.models.intent import Intent
-from rocefab.models.nic_catalogue import NIC_MODELS
 from rocefab.models.resolve import Resolution
 
 # Variables rocefab derives from the QoS and bond settings; setting them by hand would let hosts and
@@ -63,29 +62,9 @@ def _design(intent: Intent, resolution: Resolution) -> list[Finding]:
     return found
 
 
-def _reordering(intent: Intent, resolution: Resolution) -> list[Finding]:
-    """Adaptive routing sprays one RoCE flow's packets over every path: receivers that cannot place them out of
-    order retransmit (go-back-N) instead, which costs more than hashing ever did."""
-    if not intent.underlay.load_balancing.adaptive_routing or \
-            not any(m.spec.adaptive_routing_speeds_gbps for _, m in resolution.models):
-        return []
-    model = intent.hosts.nic_model
-    nic = NIC_MODELS.get(model) if model else None
-    if nic is not None and nic.places_out_of_order:
-        return []
-    able = ", ".join(m.name for m in NIC_MODELS.values() if m.places_out_of_order)
-    said = f"hosts.nic_model {model} does not" if model else "hosts.nic_model is not set, so nothing says the NICs"
-    return [error(
-        "adaptive-routing-needs-reordering-nics", ("underlay", "load_balancing", "adaptive_routing"),
-        f"adaptive routing sends each RoCE flow's packets over several paths, and {said} place out-of-order "
-        "packets: they would fall back to go-back-N retransmission",
-        f"set hosts.nic_model to a NIC NVIDIA supports for Spectrum-X adaptive routing ({able}; its firmware needs "
-        "ROCE_ADAPTIVE_ROUTING_EN=1), or turn adaptive_routing off")]
-
-
 def check(intent: Intent, resolution: Resolution) -> list[Finding]:
     h = intent.hosts
-    found: list[Finding] = _design(intent, resolution) + _reordering(intent, resolution)
+    found: list[Finding] = _design(intent, resolution)
     vlan_ids = {v.id for v in intent.vlans}
 
     names = Counter(b.name for b in h.bonds)

@@ -18,6 +18,16 @@ class Multihoming(StrEnum):
 
 
 @record
+class LoadBalancingSupport:
+    """What one ASIC family can do for RoCE load balancing under this NOS, each with where that is written."""
+
+    asics: tuple[str, ...]  # the catalogue's ASIC names this entry covers
+    roce_qp_hash: bool  # hashes on the RoCE destination queue pair (bytes of the UDP payload)
+    dynamic: tuple[str, ...]  # the dynamic load-balancing modes it runs: "flowlet", "per-packet"
+    source: str
+
+
+@record
 class PlatformSpec:
     """What one network operating system accepts, for the release rocefab's templates target."""
 
@@ -76,6 +86,18 @@ class PlatformSpec:
     # Adaptive routing: the ASICs that have it under this NOS, and the port speeds it runs at.
     adaptive_routing_asics: tuple[str, ...] = ()
     adaptive_routing_speeds_gbps: tuple[int, ...] = ()
+    # The ECMP hash takes a rotation rocefab sets per tier (against polarization), rendered with the hash fields.
+    hash_rotation: bool = False
+    # RoCE load balancing beyond the five-tuple hash, per ASIC family (an ASIC not listed has neither).
+    load_balancing: tuple[LoadBalancingSupport, ...] = ()
+    # How its dynamic load balancing is configured: whether it lists the ports it runs on, takes a fabric-wide
+    # virtual next-hop MAC, takes a flow-set size.
+    dlb_lists_ports: bool = False
+    dlb_mac: bool = False
+    dlb_flow_set_size: bool = False
+    # Top-level config sections of dynamic load balancing whose change the NOS applies only after a reload (apply
+    # pushes them in a step of their own, only when the operator accepts the reload).
+    reload_sections: tuple[str, ...] = ()
     # The routed interface of VLAN n, as the platform names it in show commands (verify reads its MTU).
     svi_format: str = "Vlan{vlan}"
     # The gNMI dial-in server rocefab turns on, on the switch's management address, for a telemetry collector:
@@ -88,6 +110,9 @@ class PlatformSpec:
     gnmi_get: bool = True
     # The queue, PFC and watchdog counters it streams over gNMI (the monitoring rules and collector read them).
     telemetry: SwitchTelemetry | None = None
+
+    def load_balancing_of(self, asic: str) -> LoadBalancingSupport | None:
+        return next((entry for entry in self.load_balancing if asic in entry.asics), None)
 
     def is_reserved_vlan(self, vlan: int) -> bool:
         return any(low <= vlan <= high for low, high in self.reserved_vlans)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import yaml
 from deploy_behaviour import PASSWORD as BEHAVIOUR_PASSWORD
 from deploy_behaviour import DeployBehaviour
 
@@ -23,13 +25,21 @@ ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "lab-Secret-9"
 
 
-def rendered_nxos() -> dict[str, str]:
-    checked = check_file(ROOT / "intents" / "pod32.yaml", "0.0.0-test")
+def rendered_nxos(dynamic: bool) -> dict[str, str]:
+    """pod32's NX-OS configs; without `dynamic`, with the NX-OS switches hashing only (no DLB profile, whose change
+    needs a reload and has tests of its own below)."""
+    intent = yaml.safe_load((ROOT / "intents" / "pod32.yaml").read_text(encoding="utf-8"))
+    if not dynamic:
+        del intent["underlay"]["load_balancing"]["by_platform"]["nxos"]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "pod32.yaml"
+        path.write_text(yaml.safe_dump(intent, sort_keys=False), encoding="utf-8")
+        checked = check_file(path, "0.0.0-test")
     assert checked.plan is not None
     return {f.device: f.content for f in render_fabric(checked.plan) if f.kind == "nxos-config"}
 
 
-CONFIGS = rendered_nxos()
+CONFIGS, WITH_DLB = rendered_nxos(False), rendered_nxos(True)
 
 
 def access(server: NxosServer, name: str, transport: Transport = Transport.NXAPI, password: str = PASSWORD,
@@ -102,6 +112,38 @@ def test_fleet_rolls_back_a_wave_when_one_switch_fails(switches: dict[str, NxosS
     assert results["spine1"].status is Status.FAILED
     assert results["rack4-a"].status in (Status.ROLLED_BACK, Status.NOT_STARTED)
     assert {name: _running(s) for name, s in switches.items()} == before
+
+
+def test_a_change_that_needs_a_reload_is_committed_only_where_accepted(switches: dict[str, NxosServer]) -> None:
+    """NX-OS applies `hardware profile dlb` after a reload: a wave that would change it is stopped before any commit
+    unless the run accepted the reload for that switch; accepted, it is committed, read back equal, and a second
+    look finds nothing to change (the emulator keeps the profile as rendered). Taking it away again is a
+    reload-class change too."""
+    server = switches["spine1"]
+    before = _running(server)
+    target = Target(access(server, "spine1"), WITH_DLB["spine1"])
+    (refused,) = Fleet([target], NxosSession).apply([["spine1"]], None)
+    assert refused.status is Status.FAILED and refused.reload == ("hardware profile dlb",), refused
+    assert "applies only after a reload" in (refused.error or "") and "--accept-reload" in (refused.error or "")
+    assert refused.diff.startswith("# needs a reload: the switch applies hardware profile dlb only after a reload")
+    assert "+  mode flowlet" in refused.diff and "+  mac-address 00:cc:cc:cc:cc:cc" in refused.diff
+    assert _running(server) == before, "nothing was committed"
+    (other,) = Fleet([target], NxosSession, accept_reload=frozenset({"rack4-a"})).apply([["spine1"]], None)
+    assert other.status is Status.FAILED and _running(server) == before, "accepted for another switch only"
+    (done,) = Fleet([target], NxosSession, accept_reload=frozenset({"spine1"})).apply([["spine1"]], None)
+    assert done.status is Status.COMMITTED, done
+    assert "hardware profile dlb\n  mode flowlet\n  dlb-interface Ethernet1/1 , Ethernet1/2" in _running(server)
+    (again,) = Fleet([target], NxosSession).dry_run()
+    assert again.status is Status.UNCHANGED and again.reload == (), again
+    (back,) = Fleet([Target(access(server, "spine1"), CONFIGS["spine1"])], NxosSession).dry_run()
+    assert back.status is Status.PENDING and back.reload == ("hardware profile dlb",)
+    assert "-hardware profile dlb" in back.diff
+
+
+def test_a_config_without_reload_class_changes_is_not_held_back(switches: dict[str, NxosServer]) -> None:
+    server = switches["rack4-a"]
+    (done,) = Fleet([Target(access(server, "rack4-a"), CONFIGS["rack4-a"])], NxosSession).apply([["rack4-a"]], None)
+    assert done.status is Status.COMMITTED and done.reload == () and not done.diff.startswith("#")
 
 
 def test_nxapi_tls_is_verified_against_the_pinned_certificate(tmp_path: Path) -> None:

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from verifylab import doctor_json, fault, named, pushed_lab, run_steps, verify_json
+import yaml
+from verifylab import doctor_json, fault, named, pushed_lab, rocefab, run_steps, verify_json
 
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.plan import PortRole
@@ -93,6 +94,45 @@ def counters_on_nxos_and_cumulus(lab: Path, inventory: Path) -> None:
             ("watchdog-firing", "spine1", port("spine1", PortRole.DOWNLINK, 7))} <= found, found
 
 
+def dlb_needs_an_accepted_reload(lab: Path, inventory: Path) -> None:
+    """Dynamic load balancing on the NX-OS switches, from the command line: the dry run marks each NX-OS diff as
+    needing a reload; apply refuses the run with nothing changed and says what to do; with --accept-reload each
+    NX-OS switch is pushed in a wave of its own after the others and said to need a reload; the fabric then runs
+    the DLB intent exactly (nothing left to change) and verify passes; taking DLB away again is the same kind of
+    step."""
+    dlb = lab / "mixed-dlb.yaml"
+    intent = yaml.safe_load(INTENT.read_text(encoding="utf-8"))
+    intent["underlay"]["load_balancing"] = {"by_platform": {"nxos": {"dynamic": "flowlet"}}}
+    dlb.write_text(yaml.safe_dump(intent, sort_keys=False), encoding="utf-8")
+    nxos = ["nx-a", "nx-b", "spine1"]
+    dry = rocefab("apply", dlb, "-i", inventory, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.count("# needs a reload: the switch applies hardware profile dlb only after a reload") == 3
+    assert "+hardware profile dlb" in dry.stdout and "+  mode flowlet" in dry.stdout
+    refused = rocefab("apply", dlb, "-i", inventory, "--yes", "--confirm", "0")
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "3 device(s) would change what the switch applies only after a reload - nothing was changed" in \
+        refused.stdout
+    for name in nxos:
+        assert f"{name}: changes hardware profile dlb, which the switch applies only after a reload: push it in a " \
+               f"step of its own with `rocefab apply ... --only {name} --accept-reload`, then drain and reload " \
+               f"{name}" in refused.stderr
+    unchanged = rocefab("apply", INTENT, "-i", inventory, "--dry-run", "--exit-code")
+    assert unchanged.returncode == 0, unchanged.stdout
+    accepted = rocefab("apply", dlb, "-i", inventory, "--yes", "--confirm", "0", "--accept-reload")
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+    assert "apply in 6 wave(s): gpu001 | cl-a, cl-b | gpu002 | nx-a | nx-b | spine1" in accepted.stdout, accepted.stdout
+    for name in nxos:
+        assert f"{name}: hardware profile dlb committed; the switch applies it only after a reload: drain {name}, " \
+               "then reload it" in accepted.stderr
+    again = rocefab("apply", dlb, "-i", inventory, "--dry-run", "--exit-code")
+    assert again.returncode == 0, again.stdout
+    code, report = verify_json(dlb, inventory)
+    assert code == 0, [c for c in report["checks"] if c["verdict"] != "pass"]
+    back = rocefab("apply", INTENT, "-i", inventory, "--yes", "--confirm", "0", "--accept-reload")
+    assert back.returncode == 0 and "-hardware profile dlb" in back.stdout, back.stdout + back.stderr
+
+
 def test_verify_and_doctor_on_nxos_and_cumulus(lab: Path, subtests: pytest.Subtests) -> None:
     """One test, one lab, one worker (see test_verify_lab.py)."""
     inventory = lab / "inventory.yaml"
@@ -103,4 +143,5 @@ def test_verify_and_doctor_on_nxos_and_cumulus(lab: Path, subtests: pytest.Subte
     steps += [(f"{pair} pair without its peer link", lambda p=pair: pair_without_its_peer_link_is_unhealthy(
         lab, inventory, p)) for pair in ("nx", "cl")]
     steps += [("counters on NX-OS and Cumulus", lambda: counters_on_nxos_and_cumulus(lab, inventory))]
+    steps += [("NX-OS DLB needs an accepted reload", lambda: dlb_needs_an_accepted_reload(lab, inventory))]
     run_steps(lab, subtests, steps)

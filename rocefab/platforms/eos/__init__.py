@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from rocefab.platforms.spec import Multihoming, PlatformSpec
+from rocefab.platforms.spec import LoadBalancingSupport, Multihoming, PlatformSpec
 from rocefab.platforms.telemetry import QUEUES, SwitchTelemetry
 from rocefab.platforms.unit import (
     ContainerlabNode,
@@ -56,6 +56,23 @@ SPEC = PlatformSpec(
     # rocefab renders none, so collectors dial in plaintext (Arista openmgmt, "OpenConfig" configuration page:
     # https://aristanetworks.github.io/openmgmt/configuration/openconfig/). EOS serves Get, Set, Subscribe and
     # Capabilities (https://aristanetworks.github.io/openmgmt/protocols).
+    # RoCE load balancing on the Strata (Trident/Tomahawk) fixed switches of the catalogue. Queue-pair hashing: three
+    # user-defined hash fields on bytes 13-15 after the start of the outer L4 header (8 bytes of UDP, then the BTH,
+    # whose bytes 5-7 are the destination QP): `port-channel load-balance trident udf eth-type IPv4 header outer l4
+    # offset <13|14|15> mask 0xff` (aristanetworks/avd #5386 "Support ROCEv2 static hashing in TH platforms", CLI
+    # help `offset <0-64>`, `mask 0x01-0xFF`; eth-type printed `IPv4` as pyavd's eos_cli_config_gen renders it,
+    # molecule host1.cfg). Dynamic load balancing: flow sets move to the least loaded member after an idle gap, i.e.
+    # flowlets: `ip hardware fib load-balance distribution dynamic`, with `... dynamic flow-set-size <1-7>` on a
+    # line of its own (EOS TOI 4.24.2F "Support for dynamic load balancing on ECMP groups", cited in avd #4920 with
+    # the CLI help; pyavd ip-hardware.j2 and ip_hardware schema). Not confirmed here: that the UDF feeds the ECMP
+    # hash as well as the LAG hash (check `show load-balance` on the release), and which Strata models run DLB (the
+    # TOI is not in the stored sources; AVD notes vEOS cannot). Jericho ("sand") switches hash the QP with `load-
+    # balance sand profile` (4.33.1F+), but no catalogue model is a Jericho switch.
+    load_balancing=(LoadBalancingSupport(
+        ("Tomahawk 4", "Tomahawk 5", "Trident 4"), roce_qp_hash=True, dynamic=("flowlet",),
+        source="aristanetworks/avd #5386 (UDF offsets 13-15), #4920 and pyavd ip-hardware.j2 (EOS TOI 4.24.2F "
+               "dynamic load balancing on ECMP groups)"),),
+    dlb_flow_set_size=True,
     gnmi_port=6030,
     gnmi_tls=False,
     gnmi_get=True,

@@ -127,6 +127,18 @@ def _router_bfd(switch: Switch) -> s.RouterBfd | None:
     return s.RouterBfd(b.interval_ms, b.min_rx_ms, b.multiplier)
 
 
+# The RoCE destination queue pair: bytes 5-7 of the BTH, which follows the 8-byte UDP header, so outer L4 bytes 13-15.
+ROCE_QP_UDF_OFFSETS = (13, 14, 15)
+
+
+def _load_balance(switch: Switch) -> s.LoadBalance | None:
+    lb = switch.load_balancing
+    if lb is None or not (lb.roce_qp_hash or lb.dynamic):
+        return None
+    return s.LoadBalance(ROCE_QP_UDF_OFFSETS if lb.roce_qp_hash else (), lb.dynamic is not None,
+                         lb.flow_set_size if lb.dynamic else None)
+
+
 def build(plan: FabricPlan, switch: Switch, target: str) -> s.EosConfig:
     """Every decision about one EOS switch, as structured config."""
     mlag = switch.mlag
@@ -151,6 +163,7 @@ def build(plan: FabricPlan, switch: Switch, target: str) -> s.EosConfig:
         hostname=switch.name,
         qos_profiles=(_qos_profile(plan, switch),),
         spanning_tree=s.SpanningTree(mlag.peer_vlan) if mlag else None,
+        load_balance=_load_balance(switch),
         vlans=tuple(s.Vlan(i, name, group) for i, name, group in sorted(vlan_rows)),
         vrfs=(MGMT_VRF,) if mgmt else (),
         port_channel_interfaces=_port_channels(switch),

@@ -189,6 +189,16 @@ class RouterBfd:
 
 
 @record
+class LoadBalance:
+    """RoCE load balancing on Strata: user-defined hash fields (outer L4 byte offsets, each masked 0xff) and
+    dynamic load balancing of ECMP groups, with its flow-set size (None: the platform's)."""
+
+    udf_offsets: tuple[int, ...]
+    dynamic: bool
+    flow_set_size: int | None
+
+
+@record
 class EosConfig:
     """The sections in the order EOS prints them (and templates/eos/eos.j2 includes them)."""
 
@@ -198,6 +208,7 @@ class EosConfig:
     hostname: str
     qos_profiles: tuple[QosProfile, ...]
     spanning_tree: SpanningTree | None
+    load_balance: LoadBalance | None
     vlans: tuple[Vlan, ...]
     vrfs: tuple[str, ...]
     port_channel_interfaces: tuple[PortChannelInterface, ...]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from rocefab.platforms.spec import Multihoming, PlatformSpec
+from rocefab.platforms.spec import LoadBalancingSupport, Multihoming, PlatformSpec
 from rocefab.platforms.telemetry import QUEUES, SwitchTelemetry
 from rocefab.platforms.unit import (
     ContainerlabNode,
@@ -67,6 +67,26 @@ SPEC = PlatformSpec(
     # Subscribe and Capabilities (10.4 guide, "gNMI-gRPC Network Management Interface"). Sources:
     # https://www.cisco.com/c/en/us/td/docs/dcn/nx-os/nexus9000/106x/programmability/cisco-nexus-9000-series-nx-os-programmability-guide-106x/m-grpc-agent.html
     # https://netascode.cisco.com/docs/data_models/nxos/system/grpc/
+    # Dynamic load balancing (Cloud Scale, 10.5(1)F): `hardware profile dlb` with `mode flowlet|per-packet`, the
+    # fabric-facing `dlb-interface` list and the DLB `mac-address`, the virtual next hop every DLB switch of the
+    # fabric must share (Nexus 9000 NX-OS Unicast Routing Configuration Guide 10.5(x), "Configure Dynamic Load
+    # Balancing": supported with RoCE, PFC and ECN; exact lines from Cisco's own pyATS library, genielibs
+    # conf/dlb/nxos/tests/test_dlb.py, "configuration example from the guide for CloudScale switches", which joins
+    # the list with " , "). Secondary sources only: Cloud Scale GX2 among the platforms, L3 physical interfaces
+    # only, default MAC 00:CC:CC:CC:CC:CC, and that the profile is listed by `show system config reload-pending`
+    # ("require copy r s + reload"), so a change of it is a reload-class change. NX-OS has a generic ECMP UDF
+    # (`ip load-sharing address source-destination udf offset <o> length <l>`, Interfaces guide 10.3(x)) but Cisco
+    # names neither GX2 nor a RoCE queue-pair use for it: no queue-pair hash here.
+    # `ip load-sharing address source-destination port source-destination rotate <1-63>` (Interfaces guide, "Configuring
+    # ECMP Load Balancing")
+    hash_rotation=True,
+    load_balancing=(LoadBalancingSupport(
+        ("CloudScale GX2A", "CloudScale GX2B"), roce_qp_hash=False, dynamic=("flowlet", "per-packet"),
+        source="Cisco Nexus 9000 Unicast Routing Configuration Guide 10.5(x), Configure Dynamic Load Balancing; "
+               "genielibs conf/dlb/nxos tests (CloudScale example)"),),
+    dlb_lists_ports=True,
+    dlb_mac=True,
+    reload_sections=("hardware profile dlb",),
     gnmi_port=50051,
     gnmi_tls=True,
     gnmi_get=True,

@@ -144,6 +144,13 @@ def _vpc(switch: Switch) -> s.VpcDomain | None:
     )
 
 
+def _dlb(switch: Switch) -> s.Dlb | None:
+    lb = switch.load_balancing
+    if lb is None or lb.dynamic is None or lb.dlb_mac is None:
+        return None
+    return s.Dlb(lb.dynamic, tuple(sorted(lb.dynamic_ports, key=natural_key)), lb.dlb_mac)
+
+
 def build(plan: FabricPlan, switch: Switch, target: str) -> s.NxosConfig:
     """Every decision about one NX-OS switch, as structured config."""
     mlag = switch.mlag
@@ -157,6 +164,7 @@ def build(plan: FabricPlan, switch: Switch, target: str) -> s.NxosConfig:
         features=s.Features(vpc_pair=mlag is not None, bfd=switch.bgp.bfd is not None,
                             grpc=SPEC.gnmi_port is not None),
         load_sharing_rotate=switch.load_balancing.rotate if switch.load_balancing else None,
+        dlb=_dlb(switch),
         breakouts=tuple(s.Breakout(b.cage, f"{b.child_speed_gbps}g-{b.factor}x") for b in switch.breakouts),
         qos=_qos(plan, switch),
         pfc_watchdog=plan.qos.watchdog_enabled,

@@ -167,6 +167,16 @@ class RouterBgp:
 
 
 @record
+class Dlb:
+    """`hardware profile dlb`: dynamic load balancing over the listed routed fabric ports, with the fabric-wide
+    virtual next-hop MAC."""
+
+    mode: str  # flowlet | per-packet
+    interfaces: tuple[str, ...]
+    mac_address: str
+
+
+@record
 class NxosConfig:
     """The sections in the order NX-OS prints them (and templates/nxos/nxos.j2 includes them)."""
 
@@ -177,6 +187,7 @@ class NxosConfig:
     # `ip load-sharing address source-destination port source-destination rotate N`: the five-tuple with this
     # tier's rotation; None leaves NX-OS's own
     load_sharing_rotate: int | None
+    dlb: Dlb | None
     qos: Qos
     pfc_watchdog: bool
     vlans: tuple[Vlan, ...]
