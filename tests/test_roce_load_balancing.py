@@ -214,3 +214,34 @@ def test_bad_values_are_refused_at_their_line(tmp_path: Path, field: str, value:
     text = str(error)
     line = next(i for i, row in enumerate(path.read_text().splitlines(), 1) if row.strip().startswith(f"{field}:"))
     assert text.startswith(f"{path}:{line}:") and f"underlay.load_balancing.{field}" in text and said in text, text
+
+
+def test_the_prefer_global_map_goes_only_where_sessions_share_a_router(tmp_path: Path) -> None:
+    """Cumulus 5.14 asks for it with adaptive routing and several peerings to one router: an SN5400 fabric with two
+    uplinks per spine has two unnumbered sessions per neighbour, all mapped; the 3-tier example's super-spines peer
+    with NX-OS spines over numbered /31s, one per link, so nothing is mapped; without adaptive routing neither is."""
+    from rocefab.platforms.cumulus.config import PREFER_GLOBAL_MAP, nvue_document, parallel_peers
+
+    ar = checked(tmp_path, single_model("SN5400", "ConnectX-8", adaptive_routing=True))
+    assert ar.plan is not None
+    for sw in ar.plan.switches:
+        doc = nvue_document(ar.plan, sw)
+        neighbors = doc["vrf"]["default"]["router"]["bgp"]["neighbor"]
+        mapped = {k for k, n in neighbors.items() if "address-family" in n}
+        # two uplinks per spine: a leaf's two sessions to spine1, the spine's two to each leaf; the MLAG peer session
+        # is one session to its router, not mapped
+        other_tier = "spine" if sw.role.value == "leaf" else "leaf"
+        fabric = {n.interface for n in sw.bgp.neighbors if n.peer_device.startswith(other_tier)}
+        assert mapped == fabric == set(parallel_peers(sw)), sw.name
+        assert len(fabric) == (2 if sw.role.value == "leaf" else 4), sw.name
+        assert PREFER_GLOBAL_MAP in doc["router"]["policy"]["route-map"]
+    plain = checked(tmp_path, single_model("SN5400"))
+    assert plain.plan is not None and not any(parallel_peers(sw) for sw in plain.plan.switches)
+    intent = yaml.safe_load((ROOT / "intents" / "tor128-3tier.yaml").read_text(encoding="utf-8"))
+    intent["underlay"]["load_balancing"] = {"adaptive_routing": True}
+    intent["hosts"]["nic_model"] = "ConnectX-8"
+    three = checked(tmp_path, intent)
+    assert three.plan is not None
+    supers = [sw for sw in three.plan.switches if sw.load_balancing and sw.load_balancing.adaptive_routing]
+    assert supers and not any(parallel_peers(sw) for sw in supers)
+    assert all("policy" not in nvue_document(three.plan, sw)["router"] for sw in supers)

@@ -219,6 +219,23 @@ def test_a_request_without_the_token_is_refused_and_logged(tmp_path: Path) -> No
         srv.stop()
 
 
+def test_a_failure_seen_while_its_line_is_written_is_reported_with_its_words(tmp_path: Path) -> None:
+    """A writer creates the failures file, then writes its line: a check in between waits for the line (this was
+    a flake: the check raised with an empty text)."""
+    import threading
+
+    srv = stubserver.StubServer(STUBS, TOOLS)
+    try:
+        srv.failures.touch()
+        writer = threading.Timer(0.3, lambda: srv.failures.write_text("ip: not a client's request\n"))
+        writer.start()
+        with pytest.raises(stubserver.StubServerError, match="ip: not a client's request"):
+            srv.check()
+        writer.join()
+    finally:
+        srv.stop()
+
+
 def test_the_server_ends_with_its_owner(tmp_path: Path) -> None:
     """Killed without a chance to clean up, the owner leaves no server or folder behind: its stdin closes."""
     owner = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""

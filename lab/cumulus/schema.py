@@ -101,6 +101,7 @@ TYPES: dict[str, Check] = {
     "remoteas": _either(_int(1, 2**32 - 1), _enum("internal", "external")), "multipaths": _int(1, 128),
     "neighbor": _either(_format("ip-address", ipaddress.ip_address), _format("interface-name", _IFNAME)),
     "neightype": _enum("numbered", "unnumbered"), "role": _enum("system-admin", "nvue-admin", "nvue-monitor"),
+    "seq": _int(1, 65535),  # route-map rule numbers (FRR route-map sequence numbers)
     "bfdmult": _int(2, 255), "bfdms": _int(50, 60000), "u32": _int(0, 2**32 - 1),
     "state": _enum("enabled", "disabled"), "port": _int(1, 65535),
     "listen": _either(_enum("localhost"), _format("ip-address", ipaddress.ip_address)),
@@ -181,6 +182,8 @@ router bgp router-id <ipv4>
 router vrr enable <onoff>
 router adaptive-routing enable <onoff>
 router adaptive-routing link-utilization-threshold <onoff>
+router policy route-map {name} rule {seq} action permit
+router policy route-map {name} rule {seq} set ipv6-nexthop-prefer-global <onoff>
 service ntp {name} server {host} iburst <onoff>
 service dns {name} server {ip}
 service dns {name} search {host}
@@ -220,6 +223,7 @@ vrf {name} router bgp neighbor {neighbor} remote-as <remoteas>
 vrf {name} router bgp neighbor {neighbor} type <neightype>
 vrf {name} router bgp neighbor {neighbor} description <text>
 vrf {name} router bgp neighbor {neighbor} bfd enable <onoff>
+vrf {name} router bgp neighbor {neighbor} address-family ipv4-unicast policy inbound route-map <name>
 vrf {name} router bgp neighbor {neighbor} bfd detect-multiplier <bfdmult>
 vrf {name} router bgp neighbor {neighbor} bfd min-rx-interval <bfdms>
 vrf {name} router bgp neighbor {neighbor} bfd min-tx-interval <bfdms>

@@ -65,6 +65,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -74,6 +75,7 @@ SWITCH = "ROCEFAB_LAB_STUB_SERVER"
 CLIENT_SWITCH = "ROCEFAB_LAB_STUB_CLIENT"  # "bash": the bash client even where the compiled one builds
 SYSTEM_PATH = "/usr/bin:/bin"
 START_TIMEOUT_S = 30
+FAILURE_TEXT_WAIT_S = 2.0  # how long `check` waits for a failure line being written
 
 _CLIENT = """#!/bin/bash -p
 # rocefab lab: {tool} as a client of the host stubs' server (lab/host/stubserver.py), which runs {stub}
@@ -163,7 +165,14 @@ class StubServer:
     def check(self) -> None:
         """Raise if anything went wrong since the start (it stays wrong: the failures are kept)."""
         if self.failures.exists():
-            raise StubServerError(f"host stub server failures ({self.failures}):\n{self.failures.read_text()}")
+            # A writer opens the file (creating it) and then writes its line: seen in between, the file is empty.
+            # The failure is certain either way; its words are worth a moment's wait.
+            deadline = time.monotonic() + FAILURE_TEXT_WAIT_S
+            text = self.failures.read_text()
+            while not text.endswith("\n") and time.monotonic() < deadline:
+                time.sleep(0.02)
+                text = self.failures.read_text()
+            raise StubServerError(f"host stub server failures ({self.failures}):\n{text}")
         status = self.process.poll()
         if status is not None:
             raise StubServerError(f"the host stub server exited with status {status}: {self.log.read_text()}")

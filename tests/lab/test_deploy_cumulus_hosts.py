@@ -236,3 +236,42 @@ class TestHostDeployBehaviour(DeployBehaviour):
 
     def commit_command(self) -> str:
         return r"^bash \S+candidate'?$"
+
+
+def test_adaptive_routing_with_parallel_sessions_takes_the_prefer_global_map(switch: tuple[LabSSHServer, Access],
+                                                                              tmp_path: Path) -> None:
+    """A Spectrum-4 spine running adaptive routing with two unnumbered sessions to each leaf: every one of them takes
+    routes through the route map that prefers the global IPv6 next hop (Cumulus 5.14 ECMP guide); NVUE accepts the
+    document, and a second look finds nothing to change."""
+    from dataclasses import replace
+
+    import yaml
+
+    from rocefab.platforms.cumulus.config import PREFER_GLOBAL_MAP, parallel_peers
+
+    intent = yaml.safe_load((ROOT / "intents" / "lab.yaml").read_text(encoding="utf-8"))
+    intent["topology"]["spines"]["model"] = "SN5400"
+    intent["topology"]["leaf_pairs"][0]["model"] = "SN5400"
+    intent["hosts"]["nic_model"] = "ConnectX-8"
+    intent["underlay"]["load_balancing"] = {"adaptive_routing": True}
+    path = tmp_path / "ar.yaml"
+    path.write_text(yaml.safe_dump(intent, sort_keys=False), encoding="utf-8")
+    checked = check_file(path, "0.0.0-test")
+    assert checked.plan is not None
+    spine = checked.plan.switch("spine1")
+    assert parallel_peers(spine) == {n.interface for n in spine.bgp.neighbors}
+    assert all(len(parallel_peers(sw)) == 2 for sw in checked.plan.switches if sw.role.value == "leaf")
+    files = {(f.device, f.kind): f.content for f in render_fabric(checked.plan)}
+    server, acc = switch
+    acc = replace(acc, name="spine1")
+    target = Target(acc, files[("spine1", "nvue-yaml")])
+    (done,) = Fleet([target], CumulusSession).apply([[acc.name]], None)
+    assert done.status is Status.COMMITTED, done
+    applied = _applied(server)
+    assert applied["router"]["policy"]["route-map"][PREFER_GLOBAL_MAP]["rule"]["10"] == {
+        "action": {"permit": {}}, "set": {"ipv6-nexthop-prefer-global": "on"}}
+    for n in spine.bgp.neighbors:
+        neighbor = applied["vrf"]["default"]["router"]["bgp"]["neighbor"][n.interface]
+        assert neighbor["address-family"]["ipv4-unicast"]["policy"]["inbound"]["route-map"] == PREFER_GLOBAL_MAP
+    (again,) = Fleet([target], CumulusSession).dry_run()
+    assert again.status is Status.UNCHANGED, again.diff

@@ -10,6 +10,7 @@ NVUE Commands").
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any
 
 from rocefab.platforms.cumulus import SPEC
@@ -163,8 +164,31 @@ def _qos(plan: FabricPlan, switch: Switch) -> Tree:
     return qos
 
 
+# Cumulus 5.14 "Equal Cost Multipath Load Sharing", IPv6 Next Hop Preference: with several BGP peerings to the same
+# router and adaptive routing on, an inbound route map that prefers the global IPv6 next hop (`set ipv6-nexthop-
+# prefer-global`, `on` up to 5.14 and `enabled` from 5.15, per the 5.15 "New and Changed NVUE Commands" page).
+PREFER_GLOBAL_MAP = "AR-PREFER-GLOBAL"
+
+
+def parallel_peers(switch: Switch) -> frozenset[str]:
+    """The unnumbered neighbours of an adaptive-routing switch that share their router with another session of it:
+    those the guide asks to take routes through the prefer-global route map."""
+    lb = switch.load_balancing
+    if lb is None or not lb.adaptive_routing:
+        return frozenset()
+    sessions = Counter(n.peer_device for n in switch.bgp.neighbors if n.interface)
+    return frozenset(n.interface for n in switch.bgp.neighbors if n.interface and sessions[n.peer_device] > 1)
+
+
+def _prefer_global_policy() -> Tree:
+    return {"route-map": {PREFER_GLOBAL_MAP: {"rule": {"10": {"action": {"permit": {}},
+                                                           "set": {"ipv6-nexthop-prefer-global": ON}}}}}}
+
+
 def _bgp(switch: Switch) -> Tree:
     neighbors: Tree = {}
+    prefer_global = parallel_peers(switch)
+    inbound = Shared({"ipv4-unicast": {"policy": {"inbound": {"route-map": PREFER_GLOBAL_MAP}}}})
     timers = switch.bgp.bfd
     # Cumulus 5.14 sets BFD per neighbour (`... neighbor <id> bfd enable on`, timers alongside; 5.15 moves them
     # to profiles); the timers are written out even at their defaults, as the NVUE document holds every value.
@@ -181,6 +205,8 @@ def _bgp(switch: Switch) -> Tree:
         }
         if bfd is not None:
             neighbors[key]["bfd"] = bfd
+        if key in prefer_global:
+            neighbors[key]["address-family"] = inbound
     ipv4: Tree = {}
     if switch.bgp.aggregates:
         # Cumulus 5.14 "Optional BGP Configuration", Aggregate Addresses: summary-only suppresses the longer prefixes
@@ -236,6 +262,8 @@ def nvue_document(plan: FabricPlan, switch: Switch) -> Tree:
     lb = switch.load_balancing
     if lb is not None and lb.adaptive_routing:
         router["adaptive-routing"] = {"enable": ON}
+    if parallel_peers(switch):
+        router["policy"] = _prefer_global_policy()
     if any(s.virtual_ipv4 for s in switch.svis):
         router["vrr"] = {"enable": ON}
     doc["router"] = router
