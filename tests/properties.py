@@ -259,10 +259,59 @@ def switch_qos(sw: Switch, files: dict[str, RenderedFile]) -> SwitchQos:
     return parse(sw, files[f"switches/{sw.name}{suffix}"].content)
 
 
+# The RoCE destination queue pair is BTH bytes 5-7, after the 8-byte UDP header: outer L4 bytes 13-15.
+ROCE_QP_L4_BYTES = [13, 14, 15]
+_UDF = re.compile(r"^port-channel load-balance trident udf eth-type IPv4 header outer l4 offset (\d+) mask 0xff$", re.M)
+_DLB = re.compile(r"^hardware profile dlb\n((?:  .+\n)+)", re.M)
+
+
+def check_load_balancing(plan: FabricPlan, files: dict[str, RenderedFile]) -> None:
+    """Each switch's rendered text spreads RoCE as its plan says: the queue-pair hash fields, dynamic load balancing
+    on exactly its routed fabric ports (NX-OS) with one MAC fabric-wide, adaptive routing and the prefer-global map
+    on exactly the sessions that share a router; and a reload-class section is planned exactly where it is
+    rendered."""
+    dlb_macs = set()
+    for sw in plan.switches:
+        lb = sw.load_balancing
+        assert lb is not None
+        fabric_ports = [p.name for p in sw.ports if p.role in (PortRole.UPLINK, PortRole.DOWNLINK) and p.lag is None]
+        if sw.platform == "cumulus":
+            doc = _nvue(files[f"switches/{sw.name}.nvue.yaml"].content)[0]["set"]
+            assert ("adaptive-routing" in doc["router"]) == lb.adaptive_routing, sw.name
+            neighbors = doc["vrf"]["default"]["router"]["bgp"]["neighbor"]
+            sessions: dict[str, int] = {}
+            for n in sw.bgp.neighbors:
+                if n.interface:
+                    sessions[n.peer_device] = sessions.get(n.peer_device, 0) + 1
+            shared = {n.interface for n in sw.bgp.neighbors if n.interface and sessions[n.peer_device] > 1}
+            mapped = {k for k, n in neighbors.items() if "address-family" in n}
+            assert mapped == (shared if lb.adaptive_routing else set()), f"{sw.name}: prefer-global on {mapped}"
+            assert not lb.roce_qp_hash and lb.dynamic is None and not lb.reload_sections
+            continue
+        text = files[f"switches/{sw.name}.cfg"].content
+        offsets = [int(o) for o in _UDF.findall(text)]
+        assert offsets == (ROCE_QP_L4_BYTES if lb.roce_qp_hash else []), f"{sw.name}: UDF offsets {offsets}"
+        eos_dlb = "\nip hardware fib load-balance distribution dynamic\n" in text
+        block = _DLB.search(text)
+        if sw.platform == "eos":
+            assert eos_dlb == (lb.dynamic == "flowlet") and block is None, sw.name
+            assert not lb.reload_sections
+        else:
+            assert not eos_dlb and (block is not None) == (lb.dynamic is not None), sw.name
+            assert bool(lb.reload_sections) == (block is not None), f"{sw.name}: reload mark vs rendered profile"
+            if block is not None:
+                lines = dict(line.strip().split(" ", 1) for line in block.group(1).splitlines())
+                assert lines["mode"] == lb.dynamic
+                assert lines["dlb-interface"].split(" , ") == fabric_ports, f"{sw.name}: DLB ports"
+                dlb_macs.add(lines["mac-address"])
+    assert len(dlb_macs) <= 1, f"DLB switches disagree on the virtual MAC: {dlb_macs}"
+
+
 def check_fabric(plan: FabricPlan, rendered: list[RenderedFile] | tuple[RenderedFile, ...]) -> None:
     """Assert the end-to-end agreement of every switch and host of a rendered fabric."""
     files = {f.path: f for f in rendered}
     qos_of = {}
+    check_load_balancing(plan, files)
     for sw in plan.switches:
         check_bgp_origins(sw, files)
         qos_of[sw.name] = switch_qos(sw, files)

@@ -43,6 +43,14 @@ def fabrics(draw: st.DrawFn) -> dict:
          "speed_gbps": speed, "vlan": 101 + b}
         for b in range(bond_count)
     ]
+    # RoCE load balancing per platform, among what every catalogue model of the platform can do (the refusals of
+    # what a model cannot are tests/test_roce_load_balancing.py's); per-packet spraying with reordering NICs.
+    by_platform = {"eos": {"ecmp_hash": draw(st.sampled_from(["five-tuple", "roce-qp"])),
+                           "dynamic": draw(st.sampled_from(["none", "flowlet"]))},
+                   "nxos": {"dynamic": draw(st.sampled_from(["none", "flowlet", "per-packet"]))}}
+    adaptive_routing = draw(st.booleans())
+    sprays = adaptive_routing or by_platform["nxos"]["dynamic"] == "per-packet"
+    nic = draw(st.sampled_from(["ConnectX-8", "BlueField-3 SuperNIC"] if sprays else [None, "ConnectX-7"]))
     return {
         "fabric": {"name": "generated"},
         "qos": {
@@ -59,11 +67,13 @@ def fabrics(draw: st.DrawFn) -> dict:
             "asn": {"spine": 65000, "leaf_first": 65101},
             "loopback_subnet": "10.0.0.0/24", "p2p_subnet": "10.0.64.0/20", "peer_link_subnet": "10.255.252.0/24",
             "unnumbered": draw(st.sampled_from(["auto", "never"])),
+            "load_balancing": {"by_platform": by_platform, "adaptive_routing": adaptive_routing,
+                               "dlb_mac": draw(st.sampled_from(["00:cc:cc:cc:cc:cc", "02:00:5E:10:00:01"]))},
         },
         "management": {"subnet": "192.168.100.0/24", "gateway": "192.168.100.1"},
         "topology": {"spines": {"model": spine, "count": draw(st.integers(1, 2))},
                      "leaf": {"uplinks_per_spine": draw(st.integers(1, 2))}, "leaf_pairs": pairs},
-        "hosts": {"bonds": bonds, "nccl": {"socket_ifname": "eno1"}},
+        "hosts": {"bonds": bonds, "nccl": {"socket_ifname": "eno1"}, **({"nic_model": nic} if nic else {})},
     }
 
 
