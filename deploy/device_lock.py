@@ -28,7 +28,9 @@ from rocefab.deploy.session import DeployError
 
 PREFIX = "rocefab-lock."
 # Each field of a mark's name: what NX-OS bootflash, EOS flash and Linux all take in a file name, and no dot (the
-# separator); user and host are cut so the whole name stays under 80 characters.
+# separator); user and host are cut so the whole name stays under 80 characters: 13 (prefix) + 22 (run id) + 3 dots
+# + 10 (pid) leave 31 for both. Marks are read with the earlier, longer cuts (16 and 24) too.
+USER_CHARS, HOST_CHARS = 12, 19
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 _NAME = re.compile(r"rocefab-lock\.(\d{8}T\d{6}-[0-9a-f]{6})\.([A-Za-z0-9_-]{1,16})\.([A-Za-z0-9_-]{1,24})\.(\d{1,10})")
 
@@ -79,7 +81,7 @@ def own_mark(run_id: str) -> Mark:
         user = getpass.getuser()
     except (KeyError, OSError):  # no login name (a container's uid without a passwd entry)
         user = f"uid{os.getuid()}"
-    return Mark(run_id, _field(user, 16), _field(this_host(), 24), os.getpid())
+    return Mark(run_id, _field(user, USER_CHARS), _field(this_host(), HOST_CHARS), os.getpid())
 
 
 def this_host() -> str:
@@ -126,14 +128,14 @@ def found(names: Iterable[str], mine: Mark | None, alive: Callable[[int], bool] 
     held: list[Mark] = []
     stale: list[Mark] = []
     unreadable: list[str] = []
-    here = _field(this_host(), 24)
+    here = {_field(this_host(), HOST_CHARS), _field(this_host(), 24)}  # this host, as marked now and before
     for name in sorted(names):
         if mine is not None and name == mine.name:
             continue
         mark = Mark.parse(name)
         if mark is None:
             unreadable.append(name)
-        elif mark.host == here and mark.pid != os.getpid() and not alive(mark.pid):
+        elif mark.host in here and mark.pid != os.getpid() and not alive(mark.pid):
             stale.append(mark)
         else:
             held.append(mark)

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from rocefab.deploy import device_lock
@@ -46,9 +46,11 @@ def other_host(run: str = "20261204T010203-abcdef") -> Mark:
 
 
 @given(st.text(max_size=60), st.text(max_size=200), st.integers(0, 2**31))
+@example("0" * 16, "0" * 24, 2**31)  # the longest fields and pid: 88 characters before the cuts were shortened
 def test_any_user_and_host_give_a_name_that_reads_back_and_carries_nothing_else(user: str, host: str,
                                                                                pid: int) -> None:
-    mark = Mark(new_run_id(), device_lock._field(user, 16), device_lock._field(host, 24), pid)
+    mark = Mark(new_run_id(), device_lock._field(user, device_lock.USER_CHARS),
+                device_lock._field(host, device_lock.HOST_CHARS), pid)
     assert Mark.parse(mark.name) == mark
     assert len(mark.name) < 80
     assert all(c.isascii() and (c.isalnum() or c in "._-") for c in mark.name)
@@ -92,6 +94,18 @@ def test_a_mark_of_a_finished_process_of_this_host_is_stale_and_removed() -> Non
     notes = claim("leaf1", folder, mine)
     assert notes == [f"removed the lock mark of {stale}: that process is no longer running"]
     assert folder.lock_marks() == [mine.name]
+
+
+def test_this_hosts_mark_from_before_the_shorter_cut_is_still_this_hosts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Marks name the host cut to 19 characters now, to 24 before: a long host name's stale mark of either form is
+    this host's (removed), not another machine's (which would need --force-unlock)."""
+    monkeypatch.setattr(device_lock, "this_host", lambda: "gpu-cluster-login-node-07")
+    mine = own_mark(new_run_id())
+    assert mine.host == "gpu-cluster-login-n"
+    old = Mark("20261201T000000-000000", mine.user, device_lock._field("gpu-cluster-login-node-07", 24), dead_pid())
+    assert old.host == "gpu-cluster-login-node-0"
+    folder = Folder(old.name)
+    assert claim("leaf1", folder, mine) == [f"removed the lock mark of {old}: that process is no longer running"]
 
 
 def test_a_mark_of_a_running_process_of_this_host_holds() -> None:
