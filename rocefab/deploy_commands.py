@@ -32,6 +32,9 @@ RenderedOpt = Annotated[Path | None, typer.Option(
          "again; refused if it was rendered from another intent or rocefab version, or a device file was edited")]
 EditedOpt = Annotated[bool, typer.Option(
     "--allow-edited", help="with --rendered: push edited device files as they are (listed on stderr)")]
+GroupsOpt = Annotated[bool, typer.Option(
+    "--groups", help="print one device's diff per group of devices that change alike (names, addresses, ASNs and "
+                     "ports set aside), naming the others, instead of every device's diff")]
 BackupDirOpt = Annotated[Path, typer.Option("--backup-dir", help="where apply saves running configs first")]
 DEFAULT_BACKUPS = Path("rocefab-backups")
 
@@ -39,15 +42,17 @@ DEFAULT_BACKUPS = Path("rocefab-backups")
 def diff(intent: Annotated[Path, typer.Argument(help="intent YAML file")], inventory: InventoryOpt,
          concurrency: ConcurrencyOpt = 16, only: OnlyOpt = None, merge: MergeOpt = False,
          clear_stale_sessions: StaleOpt = False, force_unlock: UnlockOpt = False, as_json: JsonOpt = False,
-         exit_code: ExitCodeOpt = False, rendered: RenderedOpt = None, allow_edited: EditedOpt = False) -> None:
-    """Show, per device, what applying the intent would change (running vs candidate, as unified diffs).
+         exit_code: ExitCodeOpt = False, rendered: RenderedOpt = None, allow_edited: EditedOpt = False,
+         groups: GroupsOpt = False) -> None:
+    """Show, per device, what applying the intent would change (running vs candidate, as unified diffs), and the
+    groups of devices that change alike.
     Changes nothing. Exit 0 done (with --exit-code: nothing would change), 1 a device failed (with
     --exit-code: or something would change), 2 bad input or the inventory is locked, 3 a device's state is
     unknown."""
     from rocefab import deploy_flow
 
     deploy_flow.dry_run(intent, inventory, concurrency, only, merge, clear_stale_sessions, force_unlock,
-                        deploy_flow.Shown(as_json, exit_code), deploy_flow.Source(rendered, allow_edited))
+                        deploy_flow.Shown(as_json, exit_code, groups), deploy_flow.Source(rendered, allow_edited))
 
 
 def apply(
@@ -74,6 +79,7 @@ def apply(
         "--exit-code", help="with --dry-run: exit 1 when anything would change, 0 when nothing would")] = False,
     rendered: RenderedOpt = None,
     allow_edited: EditedOpt = False,
+    groups: GroupsOpt = False,
 ) -> None:
     """Push the intent: on a terminal, first show what each device would change and ask (`--yes` skips the
     question; without a terminal it is required; a device whose diff changes after the question is not
@@ -90,7 +96,10 @@ def apply(
     if exit_code and not dry_run:  # a push's exit status already says what happened; refuse rather than ignore
         err.print("--exit-code needs --dry-run (a push exits 0 done, 1 stopped, 3 state unknown)", markup=False)
         raise typer.Exit(EXIT_INPUT)
-    shown, source = deploy_flow.Shown(as_json, exit_code), deploy_flow.Source(rendered, allow_edited)
+    if groups and not dry_run:
+        err.print("--groups needs --dry-run (a push prints what it did per device)", markup=False)
+        raise typer.Exit(EXIT_INPUT)
+    shown, source = deploy_flow.Shown(as_json, exit_code, groups), deploy_flow.Source(rendered, allow_edited)
     if dry_run:
         deploy_flow.dry_run(intent, inventory, concurrency, only, merge, clear_stale_sessions, force_unlock, shown,
                             source)

@@ -38,10 +38,12 @@ capture_library_logs()  # this module runs only in the command line's deploy com
 
 @dataclass(frozen=True)
 class Shown:
-    """How a run reports: `as_json` one JSON document on stdout; `exit_code` exit 1 when anything would change."""
+    """How a run reports: `as_json` one JSON document on stdout; `exit_code` exit 1 when anything would change;
+    `groups` one diff per group of devices that change alike, instead of every device's."""
 
     as_json: bool = False
     exit_code: bool = False
+    groups: bool = False
 
 
 PLAIN = Shown()
@@ -212,11 +214,16 @@ def dry_run(intent: Path, inventory_path: Path, concurrency: int, only: str | No
     report.print_cleaned(results)
     code = outcome(results, shown.exit_code)
     explain_unknown(results, intent, inventory_path, None)
+    groups = report.diff_groups(results, [sw.name for sw in plan.switches] + [h.name for h in plan.hosts])
     if shown.as_json:
-        report.print_json("diff", results, code, run_id=run_id)
+        report.print_json("diff", results, code, run_id=run_id, groups=report.group_json(groups))
     else:
-        report.print_diffs(results)
+        if shown.groups:
+            report.print_group_diffs(results, groups)
+        else:
+            report.print_diffs(results)
         report.print_replace_previews(results)
+        report.print_groups(groups)
         report.print_table(results, "dry run: staged, diffed and discarded - nothing was changed")
     raise typer.Exit(code)
 

@@ -16,6 +16,7 @@ from rich.text import Text
 
 from rocefab.console import err, out
 from rocefab.deploy import unified
+from rocefab.deploy.diff_groups import DiffGroup, group_diffs
 from rocefab.deploy.fleet import DeviceResult, Status
 
 _STYLE = {Status.UNCHANGED: "green", Status.PENDING: "yellow", Status.COMMITTED: "green",
@@ -55,6 +56,42 @@ def print_diffs(results: Sequence[DeviceResult]) -> None:
             if i < len(lines) - 1:
                 text.append("\n")
         out.print(text, soft_wrap=True)
+
+
+def diff_groups(results: Sequence[DeviceResult], device_names: Sequence[str] = ()) -> list[DiffGroup]:
+    """The devices that would change, grouped by what they change once their own values are set aside."""
+    names = [*device_names, *(r.name for r in results)]
+    return group_diffs([(r.name, r.kind, r.diff) for r in results if r.status is Status.PENDING], names)
+
+
+def print_group_diffs(results: Sequence[DeviceResult], groups: Sequence[DiffGroup]) -> None:
+    """One member's diff per group (`--groups`), under a note naming the others that change alike."""
+    by_name = {r.name: r for r in results}
+    for i, group in enumerate(groups, 1):
+        others = group.members[1:]
+        note = f"# group {i} of {len(groups)}: {group.example}" + (
+            f" and {len(others)} more {group.kind} device(s) change alike: {names(others, 12)}" if others else "")
+        out.print(note, markup=False, soft_wrap=True, highlight=False)
+        print_diffs([by_name[group.example]])
+
+
+def print_groups(groups: Sequence[DiffGroup]) -> None:
+    """On stderr (stdout stays one patch and the table): the groups in a line each — how many devices, which kind,
+    the first few names, how many distinct lines each changes."""
+    if not groups:
+        return
+    changing = sum(len(g.members) for g in groups)
+    err.print(f"{changing} device(s) would change, in {len(groups)} group(s) that change alike (names, addresses, "
+              "ASNs and ports set aside):", markup=False, soft_wrap=True)
+    for i, g in enumerate(groups, 1):
+        plus = sum(line.startswith("+") for line in g.key)
+        minus = sum(line.startswith("-") for line in g.key)
+        err.print(f"  group {i}: {len(g.members)} {g.kind} ({names(g.members, 6)}): {plus} distinct line(s) added, "
+                  f"{minus} removed", markup=False, soft_wrap=True, highlight=False)
+
+
+def group_json(groups: Sequence[DiffGroup]) -> list[dict[str, Any]]:
+    return [{"kind": g.kind, "example": g.example, "members": list(g.members), "lines": list(g.key)} for g in groups]
 
 
 def summary(results: Sequence[DeviceResult]) -> str:

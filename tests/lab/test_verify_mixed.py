@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -109,6 +111,14 @@ def dlb_needs_an_accepted_reload(lab: Path, inventory: Path) -> None:
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout.count("# needs a reload: the switch applies hardware profile dlb only after a reload") == 3
     assert "+hardware profile dlb" in dry.stdout and "+  mode flowlet" in dry.stdout
+    # one review for the three: the same four lines around each switch's own ports
+    grouped = rocefab("apply", dlb, "-i", inventory, "--dry-run", "--json")
+    groups = [g for g in json.loads(grouped.stdout)["groups"] if g["kind"] == "nxos"]
+    assert [sorted(g["members"]) for g in groups] == [nxos], groups
+    assert "+  dlb-interface <if>..." in groups[0]["lines"] and "+  mac-address <mac>" in groups[0]["lines"]
+    shown = rocefab("apply", dlb, "-i", inventory, "--dry-run", "--groups")
+    headers = re.findall(r"^--- (\S+) \(running\)$", shown.stdout, re.M)
+    assert headers == [g["example"] for g in json.loads(grouped.stdout)["groups"]], shown.stdout
     refused = rocefab("apply", dlb, "-i", inventory, "--yes", "--confirm", "0")
     assert refused.returncode == 1, refused.stdout + refused.stderr
     assert "3 device(s) would change what the switch applies only after a reload - nothing was changed" in \
