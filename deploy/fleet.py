@@ -234,8 +234,8 @@ class Fleet:
         with library_logs_to_devices():
             return self._dry_run()
 
-    def _dry_run(self) -> list[DeviceResult]:
-        live = self._live(self.targets)
+    def _dry_run(self, targets: Sequence[Target] | None = None) -> list[DeviceResult]:
+        live = self._live(self.targets if targets is None else targets)
         heavy = {i.target.name for i in live if unit(i.target.access.kind).session().heavy_diff}
         queued = interleaved([i for i in live if i.target.name not in heavy],
                              [i for i in live if i.target.name in heavy])
@@ -344,22 +344,11 @@ class Fleet:
         self._release(item)
 
     def reload_changes(self) -> list[DeviceResult]:
-        """Read only, nothing staged: for each device whose platform has reload-class sections, those its candidate
-        would change (`reload`), from its running config; NOT_CHECKED when read, FAILED when it could not be."""
+        """Before any change: each device whose platform has reload-class sections staged, diffed and discarded, as
+        a dry run does; its `reload` names the sections its diff would change (empty where the device says nothing
+        changes). Devices of other platforms are not reached."""
         with library_logs_to_devices():
-            live = self._live(t for t in self.targets if _reload_sections(t.access.kind))
-
-            def read(item: _Live) -> None:
-                session = self._open(item, clean=False)
-                item.result.reload = reload_changes(session.running_config(), item.target.candidate,
-                                                    _reload_sections(item.target.access.kind), self.replace)
-                item.result.status = Status.NOT_CHECKED
-
-            try:
-                self._each(live, read)
-            finally:
-                self._close(live)
-            return [i.result for i in live]
+            return self._dry_run([t for t in self.targets if _reload_sections(t.access.kind)])
 
     def _settle(self, item: _Live, keep_planned: bool) -> None:
         session = item.session

@@ -268,13 +268,13 @@ def _reload_step(fleet: Fleet, shown: Shown, accept: bool) -> frozenset[str]:
     their running configs. Without `accept` such a run is refused with nothing changed (exit 1), saying what to do;
     with it, those devices are what the run may commit them on."""
     read = fleet.reload_changes()
-    failed = [r for r in read if r.status is not Status.NOT_CHECKED]
-    needing = [r for r in read if r.status is Status.NOT_CHECKED and r.reload]
+    failed = [r for r in read if r.status not in (Status.PENDING, Status.UNCHANGED)]
+    needing = [r for r in read if r.status is Status.PENDING and r.reload]
     if failed:
         if shown.as_json:
             report.print_json("apply", failed, EXIT_FINDINGS, run_id=fleet.run_id, stage="reload-check", backup=None)
         else:
-            report.print_table(failed, "the running config could not be read to find changes that need a reload - "
+            report.print_table(failed, "the devices could not be diffed to find changes that need a reload - "
                                        "nothing was changed")
         raise typer.Exit(EXIT_FINDINGS)
     if needing and not accept:
@@ -295,13 +295,18 @@ def _reload_step(fleet: Fleet, shown: Shown, accept: bool) -> frozenset[str]:
 
 
 def _reload_last(waves: list[list[str]], reloading: frozenset[str]) -> list[list[str]]:
-    """The waves without the reload-class devices, then each of those on its own.
+    """Each reload-class device in a step of its own, right after the rest of its wave (so hosts still follow their
+    leaves, and a pair's two switches go one after the other).
 
-    >>> _reload_last([["leaf1-a", "leaf1-b"], ["spine1", "spine2"]], frozenset({"spine1"}))
-    [['leaf1-a', 'leaf1-b'], ['spine2'], ['spine1']]
+    >>> _reload_last([["leaf1-a", "leaf1-b"], ["gpu001"], ["spine1", "spine2"]], frozenset({"leaf1-a", "spine1"}))
+    [['leaf1-b'], ['leaf1-a'], ['gpu001'], ['spine2'], ['spine1']]
     """
-    ordinary = [[n for n in wave if n not in reloading] for wave in waves]
-    return [wave for wave in ordinary if wave] + [[n] for n in sorted(reloading)]
+    out: list[list[str]] = []
+    for wave in waves:
+        ordinary = [n for n in wave if n not in reloading]
+        out += [ordinary] if ordinary else []
+        out += [[n] for n in wave if n in reloading]
+    return out
 
 
 def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, backup_dir: Path, concurrency: int,
