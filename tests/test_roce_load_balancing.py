@@ -245,3 +245,18 @@ def test_the_prefer_global_map_goes_only_where_sessions_share_a_router(tmp_path:
     supers = [sw for sw in three.plan.switches if sw.load_balancing and sw.load_balancing.adaptive_routing]
     assert supers and not any(parallel_peers(sw) for sw in supers)
     assert all("policy" not in nvue_document(three.plan, sw)["router"] for sw in supers)
+
+
+def test_what_no_source_confirms_is_said_where_it_is_asked() -> None:
+    """pod32 asks EOS for the queue-pair hash and DLB and NX-OS for DLB: each is rendered as the vendor sources show
+    it, and validate warns once per feature and platform, at the field that asked, naming the models; a fabric that
+    asks for nothing beyond the five-tuple hears nothing."""
+    result = check_file(ROOT / "intents" / "pod32.yaml", "0.0.0-test")
+    said = {f.path: f.message for f in result.findings if f.code == "load-balancing-unconfirmed"}
+    lb = ("underlay", "load_balancing", "by_platform")
+    assert set(said) == {(*lb, "eos", "ecmp_hash"), (*lb, "eos", "dynamic"), (*lb, "nxos", "dynamic")}
+    assert said[(*lb, "eos", "ecmp_hash")].startswith("DCS-7060DX5-64S: ") and "ECMP hash" in said[(*lb, "eos",
+                                                                                                      "ecmp_hash")]
+    assert said[(*lb, "nxos", "dynamic")].startswith("N9K-C9364D-GX2A: ")
+    plain = check_file(ROOT / "intents" / "lab.yaml", "0.0.0-test")
+    assert not [f for f in plain.findings if f.code == "load-balancing-unconfirmed"]

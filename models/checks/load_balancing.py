@@ -9,7 +9,7 @@ into every uneven link.
 from __future__ import annotations
 
 from rocefab.models.catalogue import SwitchModel
-from rocefab.models.checks.common import error
+from rocefab.models.checks.common import error, warning
 from rocefab.models.findings import Finding, Path
 from rocefab.models.intent import Intent, LoadBalancing
 from rocefab.models.nic_catalogue import NIC_MODELS
@@ -75,6 +75,28 @@ def _capability(intent: Intent, resolution: Resolution) -> list[Finding]:
     return found
 
 
+def _unconfirmed(intent: Intent, resolution: Resolution) -> list[Finding]:
+    """What is asked and rendered, but not confirmed by a source rocefab read: said once per feature and platform,
+    naming the models, so the operator checks it on the first switch."""
+    lb = intent.underlay.load_balancing
+    said: dict[Path, tuple[str, set[str]]] = {}
+    for _, model in resolution.models:
+        support = model.spec.load_balancing_of(model.asic)
+        if support is None:
+            continue
+        ecmp_hash, dynamic = lb.for_platform(model.platform)
+        asked = [("ecmp_hash", support.roce_qp_hash_unconfirmed) if ecmp_hash == "roce-qp" else ("", ""),
+                 ("dynamic", support.dynamic_unconfirmed) if dynamic in support.dynamic else ("", "")]
+        for name, caveat in asked:
+            if caveat:
+                path = field_path(lb, model.platform, name)
+                said.setdefault(path, (caveat, set()))[1].add(model.name)
+    return [warning("load-balancing-unconfirmed", path,
+                    f"{', '.join(sorted(models))}: {caveat}",
+                    "rocefab renders it as the vendor sources show it; check it on the first switch before the rest")
+            for path, (caveat, models) in said.items()]
+
+
 def _sprayers(intent: Intent, resolution: Resolution) -> list[tuple[Path, SwitchModel, str]]:
     """Where the fabric would send one RoCE flow's packets over several paths: (the field that asks, a model
     that would do it, how)."""
@@ -118,4 +140,4 @@ def _reordering(intent: Intent, resolution: Resolution) -> list[Finding]:
 
 
 def check(intent: Intent, resolution: Resolution) -> list[Finding]:
-    return _capability(intent, resolution) + _reordering(intent, resolution)
+    return _capability(intent, resolution) + _reordering(intent, resolution) + _unconfirmed(intent, resolution)

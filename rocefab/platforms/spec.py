@@ -25,6 +25,10 @@ class LoadBalancingSupport:
     roce_qp_hash: bool  # hashes on the RoCE destination queue pair (bytes of the UDP payload)
     dynamic: tuple[str, ...]  # the dynamic load-balancing modes it runs: "flowlet", "per-packet"
     source: str
+    # What the sources leave open about the queue-pair hash / dynamic load balancing on these ASICs ("": nothing);
+    # validate says it as a warning wherever the intent asks for that feature.
+    roce_qp_hash_unconfirmed: str = ""
+    dynamic_unconfirmed: str = ""
 
 
 @record

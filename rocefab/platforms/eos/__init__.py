@@ -71,7 +71,11 @@ SPEC = PlatformSpec(
     load_balancing=(LoadBalancingSupport(
         ("Tomahawk 4", "Tomahawk 5", "Trident 4"), roce_qp_hash=True, dynamic=("flowlet",),
         source="aristanetworks/avd #5386 (UDF offsets 13-15), #4920 and pyavd ip-hardware.j2 (EOS TOI 4.24.2F "
-               "dynamic load balancing on ECMP groups)"),),
+               "dynamic load balancing on ECMP groups)",
+        roce_qp_hash_unconfirmed="that EOS feeds the user-defined fields into the ECMP hash as well as the LAG hash "
+                                 "is not confirmed (check `show load-balance` on the release)",
+        dynamic_unconfirmed="which Strata models run dynamic load balancing is not confirmed (the TOI is not in the "
+                            "sources read; vEOS cannot)"),),
     dlb_flow_set_size=True,
     gnmi_port=6030,
     gnmi_tls=False,

@@ -83,7 +83,9 @@ SPEC = PlatformSpec(
     load_balancing=(LoadBalancingSupport(
         ("CloudScale GX2A", "CloudScale GX2B"), roce_qp_hash=False, dynamic=("flowlet", "per-packet"),
         source="Cisco Nexus 9000 Unicast Routing Configuration Guide 10.5(x), Configure Dynamic Load Balancing; "
-               "genielibs conf/dlb/nxos tests (CloudScale example)"),),
+               "genielibs conf/dlb/nxos tests (CloudScale example)",
+        dynamic_unconfirmed="GX2 among DLB's platforms, the reload, the form NX-OS prints the dlb-interface list "
+                            "in and how long a line it takes are from secondary sources or not confirmed"),),
     dlb_lists_ports=True,
     dlb_mac=True,
     reload_sections=("hardware profile dlb",),
