@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 # Strict numbers and booleans: "yes" is not true and "2" is not a number, whatever lax coercion would
 # make of them; YAML already gives real ints and booleans.
 from pydantic import (
+    AfterValidator,
     Discriminator,
     Field,
     StrictBool,
@@ -42,6 +43,7 @@ from rocefab.models.types import (
     VlanName,
     whole_number_choice,
 )
+from rocefab.platforms import switch_specs
 from rocefab.platforms.spec import Multihoming
 
 Asn = Annotated[StrictInt, Field(ge=1, le=4_294_967_294, description="BGP autonomous system number (asplain)")]
@@ -109,10 +111,17 @@ class PlatformLoadBalancing(IntentModel):
     dynamic: Dynamic | None = Field(None, description="default: the fabric's dynamic")
 
 
-class ByPlatform(IntentModel):
-    eos: PlatformLoadBalancing | None = Field(None, description="Arista EOS switches")
-    nxos: PlatformLoadBalancing | None = Field(None, description="Cisco NX-OS switches")
-    cumulus: PlatformLoadBalancing | None = Field(None, description="NVIDIA Cumulus Linux switches")
+def _switch_platforms(entries: dict[str, PlatformLoadBalancing]) -> dict[str, PlatformLoadBalancing]:
+    """by_platform's keys are the switch platforms rocefab has units for (rocefab/platforms/)."""
+    known = sorted(switch_specs())
+    for key in entries:
+        if key not in known:
+            raise ValueError(f"{key!r} is not a switch platform; known: {', '.join(known)}")
+    return entries
+
+
+ByPlatform = Annotated[dict[str, PlatformLoadBalancing], AfterValidator(_switch_platforms),
+                       Field(json_schema_extra={"propertyNames": {"enum": sorted(switch_specs())}})]
 
 
 class LoadBalancing(IntentModel):
@@ -127,8 +136,8 @@ class LoadBalancing(IntentModel):
     dynamic: Dynamic = Field("none", description="dynamic load balancing on the routed fabric ports: none, flowlet "
                                                  "or per-packet (per-packet needs NICs that place out-of-order "
                                                  "packets)")
-    by_platform: ByPlatform = Field(ByPlatform(), description="per-platform ecmp_hash / dynamic, replacing the "
-                                                              "fabric's on that platform's switches")
+    by_platform: ByPlatform = Field({}, description="per switch platform (eos, nxos, cumulus): ecmp_hash / "
+                                                    "dynamic replacing the fabric's on that platform's switches")
     dlb_mac: MacAddress = Field("00:cc:cc:cc:cc:cc", description="NX-OS dynamic load balancing: the virtual next-hop "
                                                                 "MAC every DLB switch of the fabric shares")
     dlb_flow_set_size: StrictInt | None = Field(
@@ -141,8 +150,8 @@ class LoadBalancing(IntentModel):
 
     def for_platform(self, platform: str) -> tuple[EcmpHash, Dynamic]:
         """(ecmp_hash, dynamic) on a platform's switches: its own where given, else the fabric's."""
-        own = getattr(self.by_platform, platform, None)
-        if not isinstance(own, PlatformLoadBalancing):
+        own = self.by_platform.get(platform)
+        if own is None:
             return self.ecmp_hash, self.dynamic
         return own.ecmp_hash or self.ecmp_hash, own.dynamic or self.dynamic
 

@@ -260,3 +260,18 @@ def test_what_no_source_confirms_is_said_where_it_is_asked() -> None:
     assert said[(*lb, "nxos", "dynamic")].startswith("N9K-C9364D-GX2A: ")
     plain = check_file(ROOT / "intents" / "lab.yaml", "0.0.0-test")
     assert not [f for f in plain.findings if f.code == "load-balancing-unconfirmed"]
+
+
+def test_by_platform_takes_only_the_switch_platforms_rocefab_has(tmp_path: Path) -> None:
+    from rocefab.models.loader import IntentLoadError, load_intent
+    from rocefab.platforms import switch_specs
+
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(single_model("SN5600", by_platform={"sonic": {"dynamic": "flowlet"}}),
+                                   sort_keys=False), encoding="utf-8")
+    with pytest.raises(IntentLoadError) as caught:
+        load_intent(path)
+    (error,) = caught.value.errors
+    known = ", ".join(sorted(switch_specs()))
+    assert str(error).startswith(f"{path}:") and "underlay.load_balancing.by_platform" in str(error)
+    assert f"'sonic' is not a switch platform; known: {known}" in str(error)

@@ -21,7 +21,7 @@ LB: Path = ("underlay", "load_balancing")
 def field_path(lb: LoadBalancing, platform: str, name: str) -> Path:
     """Where the value a platform's switches take comes from: its by_platform entry if that sets it, else the
     fabric's."""
-    own = getattr(lb.by_platform, platform, None)
+    own = lb.by_platform.get(platform)
     if own is not None and getattr(own, name) is not None:
         return (*LB, "by_platform", platform, name)
     return (*LB, name)
