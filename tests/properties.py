@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from ipaddress import IPv4Network
+from ipaddress import IPv4Interface, IPv4Network
 from typing import Any
 
 from rocefab.models.loader import load_yaml12
@@ -355,7 +355,18 @@ def check_fabric(plan: FabricPlan, rendered: list[RenderedFile] | tuple[Rendered
         # The script's lines that the checks below can match (verify_speed and converge calls, and the commands
         # after a "-- "), so each pattern scans a few hundred lines rather than the whole script with its library.
         script = "\n".join(line for line in files[f"hosts/{host.name}.roce.sh"].content.splitlines()
-                            if line.startswith(("verify_speed ", 'converge "')) or "-- " in line)
+                            if line.startswith(("verify_speed ", 'converge "', "ensure_rule ", "ensure_table_link "))
+                            or "-- " in line)
+        # a routing table per bond / rail NIC holds the interface's own subnet on-link, from its own address, beside
+        # the rule that sends what it sources there (same-rack peers bridged, not routed through the leaf)
+        tabled = [(b.name, b.ipv4, b.table) for b in host.bonds if b.table is not None]
+        tabled += [(n.netdev, n.ipv4, n.table) for n in host.nics]
+        for netdev_name, address, table in tabled:
+            own = IPv4Interface(address)
+            assert re.findall(rf"^ensure_rule {re.escape(str(own.ip))} (\d+)$", script, re.M) == [str(table)], (
+                f"{host.name} {netdev_name}: no rule for its address into table {table}")
+            assert f"\nensure_table_link {own.network} {netdev_name} {own.ip} {table}\n" in f"\n{script}\n", (
+                f"{host.name} {netdev_name}: table {table} lacks {own.network} on-link from {own.ip}")
         env = dict(re.findall(r"^export (NCCL_[A-Z_]+)=(\S+)$", files[f"hosts/{host.name}.nccl.env"].content,
                               re.MULTILINE))
         tos = int(env["NCCL_IB_TC"])
