@@ -108,6 +108,24 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
 
+_LIST = re.compile(r"^(\s*\S+(?: \S+)*? )(\S+(?:\s*,\s*\S+)+)(\s*)$")
+
+
+def _kept_items(line: str, gone: re.Pattern[str]) -> str:
+    """A line ending in a comma-separated list, without the items the cut leaves out; any other line, or a list
+    left empty, unchanged (the caller then drops it).
+
+    >>> _kept_items("  dlb-interface Ethernet1/1 , Ethernet1/2 , Ethernet1/9\\n", re.compile(r"Ethernet1/9\\b"))
+    '  dlb-interface Ethernet1/1 , Ethernet1/2\\n'
+    """
+    found = _LIST.match(line)
+    if found is None:
+        return line
+    separator = " , " if " , " in found.group(2) else ","
+    items = [item for item in re.split(r"\s*,\s*", found.group(2)) if not gone.fullmatch(item)]
+    return f"{found.group(1)}{separator.join(items)}{found.group(3)}" if items else line
+
+
 def _cli(text: str, syntax: StartupSyntax, renaming: Renaming) -> str:
     own = renaming.words(set(renaming.own))
     gone = renaming.words(_left_out(text, syntax, renaming))
@@ -122,6 +140,8 @@ def _cli(text: str, syntax: StartupSyntax, renaming: Renaming) -> str:
         head, sep, tail = line.partition(" description ")
         if line.lstrip().startswith("description "):
             head, sep, tail = "", "", line
+        if gone is not None and gone.search(head):
+            head = _kept_items(head, gone)  # a list of ports (NX-OS dlb-interface) keeps those the cut maps
         if (gone is not None and gone.search(head)) or (syntax.drop_line and syntax.drop_line.match(line.strip())):
             skip_below = _indent(line)
             continue
