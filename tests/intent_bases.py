@@ -76,7 +76,7 @@ def check_bases_plan(tmp_path: Path) -> None:
 
 
 # A real key for each free-form mapping of the schema, for paths that go through one of its entries.
-ENTRY_KEYS: dict[str, str | int] = {"extra_env": "NCCL_DEBUG", "dscp_map": 10}
+ENTRY_KEYS: dict[str, str | int] = {"extra_env": "NCCL_DEBUG", "dscp_map": 10, "by_platform": "eos"}
 
 
 def concrete_path(leaf: Leaf) -> tuple[str | int, ...]:
