@@ -236,7 +236,10 @@ def unicast_mac(value: Any) -> str:
     return value.lower()
 
 
-MacAddress = Annotated[str, BeforeValidator(unicast_mac)]
+# The pattern (either case, as typed) is what editors check against the schema; the validator runs first, with its
+# own words, and keeps the lower case the NOSes print.
+MacAddress = Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F][02468aceACE](?::[0-9a-fA-F]{2}){5}$"),
+                       BeforeValidator(unicast_mac)]
 
 # --- lists --------------------------------------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ def _where(path: Path) -> str:
     return ".".join(str(p) for p in path)
 
 
-def _supported_on(resolution: Resolution, wanted: str) -> str:
+def _supported_on(wanted: str) -> str:
     """The models of the catalogue that can do `wanted` ("roce-qp", "flowlet", "per-packet"), for a hint."""
     from rocefab.models.catalogue import MODELS
 
@@ -57,7 +57,7 @@ def _capability(intent: Intent, resolution: Resolution) -> list[Finding]:
                 "load-balancing-unsupported", path,
                 f"{_where(path)} asks for roce-qp hashing, but {model.name} ({_where(named_at)}: {model.asic}, "
                 f"{model.spec.display_name}) has no queue-pair hash rocefab can configure",
-                f"models that have it: {_supported_on(resolution, 'roce-qp')}; set "
+                f"models that have it: {_supported_on('roce-qp')}; set "
                 f"{_where((*LB, 'by_platform', model.platform, 'ecmp_hash'))}: five-tuple"))
         if dynamic != "none" and not (support and dynamic in support.dynamic) and ("dyn", model.name) not in seen:
             seen.add(("dyn", model.name))
@@ -70,7 +70,7 @@ def _capability(intent: Intent, resolution: Resolution) -> list[Finding]:
                 "load-balancing-unsupported", path,
                 f"{_where(path)} asks for {dynamic} dynamic load balancing, but {model.name} ({_where(named_at)}: "
                 f"{model.asic}, {model.spec.display_name}) {runs}{spectrum}",
-                f"models that run {dynamic}: {_supported_on(resolution, dynamic)}; set "
+                f"models that run {dynamic}: {_supported_on(dynamic)}; set "
                 f"{_where((*LB, 'by_platform', model.platform, 'dynamic'))} to what it runs, or none"))
     return found
 
