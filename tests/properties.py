@@ -261,8 +261,21 @@ def switch_qos(sw: Switch, files: dict[str, RenderedFile]) -> SwitchQos:
 
 # The RoCE destination queue pair is BTH bytes 5-7, after the 8-byte UDP header: outer L4 bytes 13-15.
 ROCE_QP_L4_BYTES = [13, 14, 15]
-_UDF = re.compile(r"^port-channel load-balance trident udf eth-type IPv4 header outer l4 offset (\d+) mask 0xff$", re.M)
+UDF = re.compile(r"^port-channel load-balance trident udf eth-type IPv4 header outer l4 offset (\d+) mask 0xff$", re.M)
 _DLB = re.compile(r"^hardware profile dlb\n((?:  .+\n)+)", re.M)
+
+
+def fabric_ports(sw: Switch) -> list[str]:
+    """The switch's routed fabric ports (uplinks and downlinks outside a LAG), in plan order."""
+    return [p.name for p in sw.ports if p.role in (PortRole.UPLINK, PortRole.DOWNLINK) and p.lag is None]
+
+
+def dlb_block(config: str) -> dict[str, str] | None:
+    """The lines of an NX-OS config's `hardware profile dlb` section, by keyword; None without one."""
+    found = _DLB.search(config)
+    if found is None:
+        return None
+    return dict(line.strip().split(" ", 1) for line in found.group(1).splitlines())
 
 
 def check_load_balancing(plan: FabricPlan, files: dict[str, RenderedFile]) -> None:
@@ -274,7 +287,6 @@ def check_load_balancing(plan: FabricPlan, files: dict[str, RenderedFile]) -> No
     for sw in plan.switches:
         lb = sw.load_balancing
         assert lb is not None
-        fabric_ports = [p.name for p in sw.ports if p.role in (PortRole.UPLINK, PortRole.DOWNLINK) and p.lag is None]
         if sw.platform == "cumulus":
             doc = _nvue(files[f"switches/{sw.name}.nvue.yaml"].content)[0]["set"]
             assert ("adaptive-routing" in doc["router"]) == lb.adaptive_routing, sw.name
@@ -289,10 +301,10 @@ def check_load_balancing(plan: FabricPlan, files: dict[str, RenderedFile]) -> No
             assert not lb.roce_qp_hash and lb.dynamic is None and not lb.reload_sections
             continue
         text = files[f"switches/{sw.name}.cfg"].content
-        offsets = [int(o) for o in _UDF.findall(text)]
+        offsets = [int(o) for o in UDF.findall(text)]
         assert offsets == (ROCE_QP_L4_BYTES if lb.roce_qp_hash else []), f"{sw.name}: UDF offsets {offsets}"
         eos_dlb = "\nip hardware fib load-balance distribution dynamic\n" in text
-        block = _DLB.search(text)
+        block = dlb_block(text)
         if sw.platform == "eos":
             assert eos_dlb == (lb.dynamic == "flowlet") and block is None, sw.name
             assert not lb.reload_sections
@@ -300,10 +312,9 @@ def check_load_balancing(plan: FabricPlan, files: dict[str, RenderedFile]) -> No
             assert not eos_dlb and (block is not None) == (lb.dynamic is not None), sw.name
             assert bool(lb.reload_sections) == (block is not None), f"{sw.name}: reload mark vs rendered profile"
             if block is not None:
-                lines = dict(line.strip().split(" ", 1) for line in block.group(1).splitlines())
-                assert lines["mode"] == lb.dynamic
-                assert lines["dlb-interface"].split(" , ") == fabric_ports, f"{sw.name}: DLB ports"
-                dlb_macs.add(lines["mac-address"])
+                assert block["mode"] == lb.dynamic
+                assert block["dlb-interface"].split(" , ") == fabric_ports(sw), f"{sw.name}: DLB ports"
+                dlb_macs.add(block["mac-address"])
     assert len(dlb_macs) <= 1, f"DLB switches disagree on the virtual MAC: {dlb_macs}"
 
 

@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import copy
-import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -22,16 +21,16 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from properties import UDF, dlb_block, fabric_ports
 
 from rocefab.models.catalogue import MODELS
 from rocefab.renderers.pipeline import Checked, check_file
-from rocefab.renderers.plan import FabricPlan, PortRole, Switch
+from rocefab.renderers.plan import FabricPlan
 from rocefab.renderers.render import render_fabric
 
 ROOT = Path(__file__).resolve().parent.parent
 HASHES = ("five-tuple", "roce-qp")
 DYNAMICS = ("none", "flowlet", "per-packet")
-UDF = re.compile(r"^port-channel load-balance trident udf eth-type IPv4 header outer l4 offset (\d+) mask 0xff$", re.M)
 
 
 @cache
@@ -63,15 +62,8 @@ def configs(plan: FabricPlan) -> dict[str, str]:
             and not f.path.endswith(".nv-set.txt")}
 
 
-def fabric_ports(sw: Switch) -> list[str]:
-    return [p.name for p in sw.ports if p.role in (PortRole.UPLINK, PortRole.DOWNLINK) and p.lag is None]
-
-
-def dlb_block(config: str) -> dict[str, str]:
-    found = re.search(r"^hardware profile dlb\n((?:  .+\n)+)", config, re.M)
-    if not found:
-        return {}
-    return dict(line.strip().split(" ", 1) for line in found.group(1).splitlines())
+def dlb_lines(config: str) -> dict[str, str]:
+    return dlb_block(config) or {}
 
 
 def assert_renders(plan: FabricPlan, ecmp_hash: str, dynamic: str) -> None:
@@ -81,7 +73,7 @@ def assert_renders(plan: FabricPlan, ecmp_hash: str, dynamic: str) -> None:
         offsets = [int(o) for o in UDF.findall(config)]
         assert offsets == ([13, 14, 15] if ecmp_hash == "roce-qp" else []), name
         eos_dlb = "ip hardware fib load-balance distribution dynamic" in config
-        dlb = dlb_block(config)
+        dlb = dlb_lines(config)
         if dynamic == "none":
             assert not eos_dlb and not dlb, name
             assert sw.load_balancing is not None and sw.load_balancing.reload_sections == ()
@@ -134,7 +126,7 @@ def test_pod32_spreads_roce_per_platform(tmp_path: Path) -> None:
             assert [int(o) for o in UDF.findall(config)] == [13, 14, 15]
             assert "\nip hardware fib load-balance distribution dynamic\n" in config
         elif sw.platform == "nxos":
-            block = dlb_block(config)
+            block = dlb_lines(config)
             assert block == {"mode": "flowlet", "dlb-interface": " , ".join(fabric_ports(sw)),
                              "mac-address": "00:cc:cc:cc:cc:cc"}, sw.name
             assert lb.reload_sections == ("hardware profile dlb",)
@@ -154,7 +146,7 @@ def test_every_dlb_switch_shares_the_intents_mac(tmp_path: Path, mac: str) -> No
     intent["topology"]["leaf_pairs"].append({"name": "leaf2", "model": "N9K-C9332D-GX2B", "hosts": 2})
     result = checked(tmp_path, intent)
     assert result.plan is not None, [str(f) for f in result.findings]
-    macs = {name: dlb_block(config).get("mac-address") for name, config in configs(result.plan).items()}
+    macs = {name: dlb_lines(config).get("mac-address") for name, config in configs(result.plan).items()}
     assert set(macs.values()) == {mac.lower()} and len(macs) == 5
 
 
