@@ -235,9 +235,11 @@ def _refuse_unconfirmed() -> None:
 
 
 def _confirmed(targets: Sequence[Target], clear_stale: bool, concurrency: int, merge: bool, mark: Mark,
-               shown: Shown) -> tuple[bool, list[DeviceResult]]:
-    """The review pass on a terminal: what each device would change, then the question. (False, the pass's
-    results) when there is nothing to change (said so); exits when the pass failed or the answer is no."""
+               shown: Shown) -> tuple[bool, list[DeviceResult], frozenset[str]]:
+    """The review pass on a terminal: what each device would change, then one question per group of devices that
+    change alike (one member's diff shown above it). Returns whether to go on, the pass's results and the devices
+    whose group was approved; (False, ...) when there is nothing to change (said so); exits when the pass failed or
+    every group was declined."""
     run_id = mark.run_id
     results = _dry_run(targets, clear_stale, concurrency, merge, run_id, mark)
     changing = [r for r in results if r.status is Status.PENDING]
@@ -252,15 +254,40 @@ def _confirmed(targets: Sequence[Target], clear_stale: bool, concurrency: int, m
         screen.print("the review pass failed: nothing was changed", markup=False)
     elif not changing:
         screen.print(f"nothing to change on {len(results)} device(s)", markup=False)
-        return False, results
-    elif not typer.confirm(f"Apply these changes to {len(changing)} devices?", default=False, err=shown.as_json):
+        return False, results, frozenset()
+    else:
+        approved = _ask_per_group(results, [t.name for t in targets], shown)
+        if approved:
+            return True, results, approved
         screen.print("not applied: nothing was changed", markup=False)
         code = EXIT_FINDINGS
-    else:
-        return True, results
     if shown.as_json:
         report.print_json("apply", results, code, run_id=run_id, stage="review", backup=None)
     raise typer.Exit(code)
+
+
+def _ask_per_group(results: Sequence[DeviceResult], names: Sequence[str], shown: Shown) -> frozenset[str]:
+    """One question per group of devices whose changes are alike: the devices of the groups answered yes. With
+    several groups each question follows its group's example diff (on a JSON run the diff would break the
+    document on stdout, so only the group's line is shown, on stderr)."""
+    groups = report.diff_groups(results, names)
+    approved: set[str] = set()
+    for i, group in enumerate(groups, 1):
+        if len(groups) > 1:
+            if shown.as_json:
+                report.print_groups([group], first=i, total=len(groups))
+            else:
+                report.print_group_diffs(results, [group], first=i, total=len(groups))
+            question = (f"Apply group {i} of {len(groups)}: these changes to {len(group.members)} {group.kind} "
+                        "device(s)?")
+        else:
+            question = f"Apply these changes to {len(group.members)} devices?"
+        if typer.confirm(question, default=False, err=shown.as_json):
+            approved.update(group.members)
+        elif len(groups) > 1:
+            err.print(f"group {i} declined: {report.names(group.members, 6)} stay as they are", markup=False,
+                      soft_wrap=True)
+    return frozenset(approved)
 
 
 def _reload_step(fleet: Fleet, shown: Shown, accept: bool) -> frozenset[str]:
@@ -347,12 +374,18 @@ def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, bac
         waves = _reload_last(waves, reloading)
         approved: dict[str, str] | None = None
         if not yes:  # Ctrl-C at the question aborts as it always does: nothing has changed
-            go, reviewed = _confirmed(targets, clear_stale, concurrency, merge, mark, shown)
-            approved = {r.name: r.diff for r in reviewed}
+            go, reviewed, accepted = _confirmed(targets, clear_stale, concurrency, merge, mark, shown)
             if not go:
                 if shown.as_json:
                     report.print_json("apply", reviewed, EXIT_OK, run_id=run_id, waves=waves, backup=None)
                 raise typer.Exit(EXIT_OK)
+            # a declined group's devices leave the run; those with nothing to change stay (they are checked)
+            declined = {r.name for r in reviewed if r.status is Status.PENDING and r.name not in accepted}
+            targets = [t for t in targets if t.name not in declined]
+            switches = [t for t in switches if t.name not in declined]
+            hosts = [t for t in hosts if t.name not in declined]
+            waves = [kept for wave in waves if (kept := [n for n in wave if n not in declined])]
+            approved = {r.name: r.diff for r in reviewed if r.name not in declined}
         with signals() as stop:
             with _progress(len(switches), "backup") as progress:
                 backups = _run(progress, Fleet(switches, sessions, concurrency, run_id=run_id,

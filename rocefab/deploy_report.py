@@ -64,26 +64,30 @@ def diff_groups(results: Sequence[DeviceResult], device_names: Sequence[str] = (
     return group_diffs([(r.name, r.kind, r.diff) for r in results if r.status is Status.PENDING], names)
 
 
-def print_group_diffs(results: Sequence[DeviceResult], groups: Sequence[DiffGroup]) -> None:
-    """One member's diff per group (`--groups`), under a note naming the others that change alike."""
+def print_group_diffs(results: Sequence[DeviceResult], groups: Sequence[DiffGroup], first: int = 1,
+                      total: int | None = None) -> None:
+    """One member's diff per group (`--groups`), under a note naming the others that change alike. `first` and
+    `total` number the groups when only some of them are printed."""
     by_name = {r.name: r for r in results}
-    for i, group in enumerate(groups, 1):
+    for i, group in enumerate(groups, first):
         others = group.members[1:]
-        note = f"# group {i} of {len(groups)}: {group.example}" + (
+        note = f"# group {i} of {total or len(groups)}: {group.example}" + (
             f" and {len(others)} more {group.kind} device(s) change alike: {names(others, 12)}" if others else "")
         out.print(note, markup=False, soft_wrap=True, highlight=False)
         print_diffs([by_name[group.example]])
 
 
-def print_groups(groups: Sequence[DiffGroup]) -> None:
+def print_groups(groups: Sequence[DiffGroup], first: int = 1, total: int | None = None) -> None:
     """On stderr (stdout stays one patch and the table): the groups in a line each — how many devices, which kind,
-    the first few names, how many distinct lines each changes."""
+    the first few names, how many distinct lines each changes. Given `total`, only the lines (numbered from
+    `first`) of some of the groups."""
     if not groups:
         return
-    changing = sum(len(g.members) for g in groups)
-    err.print(f"{changing} device(s) would change, in {len(groups)} group(s) that change alike (names, addresses, "
-              "ASNs and ports set aside):", markup=False, soft_wrap=True)
-    for i, g in enumerate(groups, 1):
+    if total is None:
+        changing = sum(len(g.members) for g in groups)
+        err.print(f"{changing} device(s) would change, in {len(groups)} group(s) that change alike (names, addresses, "
+                  "ASNs and ports set aside):", markup=False, soft_wrap=True)
+    for i, g in enumerate(groups, first):
         plus = sum(line.startswith("+") for line in g.key)
         minus = sum(line.startswith("-") for line in g.key)
         err.print(f"  group {i}: {len(g.members)} {g.kind} ({names(g.members, 6)}): {plus} distinct line(s) added, "

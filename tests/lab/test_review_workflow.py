@@ -15,7 +15,7 @@ import subprocess
 import sys
 import termios
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -34,16 +34,17 @@ def rocefab(*args: str | Path) -> subprocess.CompletedProcess[str]:
                           check=False, timeout=240, env={**os.environ, "COLUMNS": "200"})
 
 
-def on_terminal(*args: str | Path, answer: str | None = None,
+def on_terminal(*args: str | Path, answer: str | Sequence[str] | None = None,
                 before_answer: Callable[[], None] | None = None) -> tuple[int, str]:
     """Run rocefab with a terminal as stdin, stdout and stderr; type `answer` at the first [y/N] question (after
-    `before_answer`, which may change a device meanwhile)."""
+    `before_answer`, which may change a device meanwhile), or each of `answer`'s items at the questions in turn."""
+    answers = [answer] if isinstance(answer, str) else list(answer or [])
     controller, terminal = pty.openpty()
     fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 60, 200, 0, 0))
     process = subprocess.Popen([sys.executable, "-m", "rocefab", *map(str, args)], stdin=terminal, stdout=terminal,
                                stderr=terminal, env={**os.environ, "COLUMNS": "200"}, close_fds=True)
     os.close(terminal)
-    seen, answered, deadline = b"", False, time.monotonic() + 240
+    seen, answered, deadline = b"", 0, time.monotonic() + 240
     try:
         while time.monotonic() < deadline:
             if not select.select([controller], [], [], 0.5)[0]:
@@ -57,11 +58,14 @@ def on_terminal(*args: str | Path, answer: str | None = None,
             if not data:
                 break
             seen += data
-            if answer is not None and not answered and b"[y/N]" in seen:
-                if before_answer is not None:
+            if answered < len(answers) and seen.count(b"[y/N]") > answered:
+                if before_answer is not None and not answered:
                     before_answer()
-                os.write(controller, answer.encode() + b"\n")
-                answered = True
+                os.write(controller, answers[answered].encode() + b"\n")
+                answered += 1
+            elif seen.count(b"[y/N]") > len(answers):  # a question the test has no answer for: fail now, not later
+                process.kill()
+                break
         code = process.wait(timeout=30)
     finally:
         os.close(controller)
@@ -105,14 +109,39 @@ def a_device_changed_after_the_review_is_not_committed(inventory: Path, backups:
 
 
 def yes_applies_then_nothing_is_asked(inventory: Path, backups: Path) -> None:
+    # leaf1-a still carries the description set by hand in the step before, leaf1-b does not: two groups
     code, text = on_terminal("apply", INTENT, "-i", inventory, "--only", PAIR, "--backup-dir", backups,
-                             "--confirm", "0", answer="y")
+                             "--confirm", "0", answer=["y", "y"])
     assert code == 0, text
+    assert text.count("[y/N]") == 2 and "Apply group 2 of 2: these changes to 1 eos device(s)?" in text, text
     assert "2 committed" in text
     code, text = on_terminal("apply", INTENT, "-i", inventory, "--only", PAIR, "--backup-dir", backups)
     assert code == 0, text
     assert "nothing to change on 2 device(s)" in text and "[y/N]" not in text
     assert len(list(backups.iterdir())) == 1, "nothing to change: no backup either"
+
+
+def each_group_is_asked_once_and_a_declined_one_stays(inventory: Path, tmp_path: Path) -> None:
+    """A fabric-wide ECN change over the applied pair and the never-applied spine: the pair changes alike (one
+    group, one question); the spine's whole config is a group of its own. Yes to the first, no to the second: the
+    pair is committed, the spine is left exactly as it was."""
+    changed = tmp_path / "ecn.yaml"
+    doc = yaml.safe_load(INTENT.read_text(encoding="utf-8"))
+    doc["qos"] = {"ecn": {"min_threshold_kbytes": 200, "max_threshold_kbytes": 1200, "max_mark_percent": 50}}
+    changed.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    devices = f"{PAIR},spine1"
+    spine_before = rocefab("diff", changed, "-i", inventory, "--only", "spine1").stdout
+    code, text = on_terminal("apply", changed, "-i", inventory, "--only", devices, "--backup-dir",
+                             tmp_path / "group-backups", "--confirm", "0", answer=["y", "n"])
+    assert code == 0, text
+    assert text.count("[y/N]") == 2, text
+    assert "# group 1 of 2: leaf1-a and 1 more eos device(s) change alike: leaf1-b" in text, text
+    assert "Apply group 1 of 2: these changes to 2 eos device(s)? [y/N]" in text, text
+    assert "# group 2 of 2: spine1" in text and "Apply group 2 of 2: these changes to 1 cumulus device(s)?" in text
+    assert "group 2 declined: spine1 stay as they are" in text, text
+    assert "2 committed" in text, text
+    assert rocefab("diff", changed, "-i", inventory, "--only", PAIR, "--exit-code").returncode == 0
+    assert rocefab("diff", changed, "-i", inventory, "--only", "spine1").stdout == spine_before, "spine untouched"
 
 
 def running(inventory: Path, name: str) -> str:
@@ -158,6 +187,7 @@ def test_review_then_push(lab: Path, tmp_path: Path, subtests: pytest.Subtests) 
              ("changed after the review: not committed",
               lambda: a_device_changed_after_the_review_is_not_committed(inventory, backups)),
              ("yes applies, then nothing to ask", lambda: yes_applies_then_nothing_is_asked(inventory, backups)),
+             ("one question per group", lambda: each_group_is_asked_once_and_a_declined_one_stays(inventory, tmp_path)),
              ("--rendered", lambda: rendered_folder_is_checked_then_pushed_as_reviewed(inventory, tmp_path))]
     for name, step in steps:
         with subtests.test(msg=name):
