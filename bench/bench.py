@@ -13,6 +13,8 @@ Run from the top of the checkout:
     python bench/bench.py --runs 3 --lab 202    # and a lab dry run of a ~200-device fabric
     python bench/bench.py --examples --lab 202  # only the lab dry run
     python bench/bench.py --examples --pyavd 24 # only EOS rendering against pyavd (bench/eos_vs_pyavd.py)
+    python bench/bench.py --examples cluster12288-rail --stages what-if --runs 3
+                                                # every single-switch failure of the 98,304-GPU fabric
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import resource
 import shutil
 import statistics
@@ -42,7 +45,10 @@ STAGES = {
     "plan": _CLI.format(args="'plan', {path!r}, '--json'"),
     "render": _CLI.format(args="'render', {path!r}, '-o', {out!r}"),  # into an empty folder, each run
     "rerender": _CLI.format(args="'render', {path!r}, '-o', {out!r}"),  # over the last render, intent unchanged
+    # every switch failing on its own (exit 1 when one cuts a host off: not an error here)
+    "what-if": _CLI.format(args="'what-if', {path!r}, '--each', '--json'").replace("check=True", "check=False"),
 }
+_EVALUATED = re.compile(r"evaluated (\d+) single-switch failures in ([\d.]+) s")
 # The peak of the measured process and every process it waited for (render's workers included).
 RSS = "; import resource; print(max(resource.getrusage(w).ru_maxrss for w in " \
       "(resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))"
@@ -205,13 +211,14 @@ def bench_lab(devices: int, runs: int, concurrency: int | None) -> list[dict[str
             subprocess.run([*cli, "lab", "down", "--dir", str(folder)], check=False, capture_output=True)
 
 
-def measure(stage: str, path: Path, out: Path) -> tuple[float, float]:
-    """(wall seconds, peak RSS in MB) of one stage in a fresh interpreter, which reports its own peak."""
+def measure(stage: str, path: Path, out: Path) -> tuple[float, float, str]:
+    """(wall seconds, peak RSS in MB, what the command said on stderr) of one stage in a fresh interpreter, which
+    reports its own peak."""
     code = STAGES[stage].format(path=str(path), out=str(out)) + RSS
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     wall = time.perf_counter() - start
-    return wall, int(done.stdout.split()[-1]) / 1024
+    return wall, int(done.stdout.split()[-1]) / 1024, done.stderr
 
 
 def _floor_row(name: str, nodes: int, rendered: Path, render_s: float, runs: int) -> dict[str, Any]:
@@ -231,6 +238,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", nargs="*", default=["tor128-3tier", "cluster1024-rail", "cluster4096-rail"])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--stages", nargs="*", default=list(STAGES), choices=list(STAGES),
+                        help="which stages to time (default: all)")
     parser.add_argument("--lab", type=int, default=0, help="also time a lab dry run of about this many devices")
     parser.add_argument("--concurrency", type=int, default=None,
                         help="the lab dry run's -j (default: none given, so apply's own default)")
@@ -243,7 +252,7 @@ def main() -> None:
         for name in args.examples:
             path, nodes = example_intent(name, Path(tmp))
             rendered = Path(tmp) / f"out-{name}"
-            for stage in STAGES:
+            for stage in args.stages:
                 samples = []
                 for _ in range(args.runs):
                     if stage == "render":
@@ -262,6 +271,14 @@ def main() -> None:
                     summary = json.loads((rendered / "summary.json").read_text())
                     row["cables"] = sum(c["count"] for c in summary["cables"])
                     row["ms_per_1000_cables"] = round(1000 * wall / row["cables"] * 1000, 1)
+                said = [_EVALUATED.search(s[2]) for s in samples]
+                if stage == "what-if" and all(said):
+                    # the failures alone, without reading the intent and planning the fabric
+                    row["failures"] = int(said[0].group(1))  # type: ignore[union-attr]
+                    row["evaluate_median_s"] = statistics.median(float(m.group(2)) for m in said)  # type: ignore[union-attr]
+                    print(f"{name:<18} {nodes:>5} nodes  what-if     {row['failures']} single-switch failures "
+                          f"evaluated in a median {row['evaluate_median_s']:.2f} s (plan included: {wall:.2f} s)",
+                          flush=True)
                 rows.append(row)
                 print(f"{name:<18} {nodes:>5} nodes  {stage:<11} median {wall:6.2f} s  peak RSS {rss:5.0f} MB"
                       + (f"  {files} files, {row['cables']} cables, {row['ms_per_1000_cables']} ms per 1,000 cables"
