@@ -118,8 +118,8 @@ class FabricIndex:
                       for n in host.nics]
             self.host_paths[host.name] = tuple(paths)
         self.hosts_of_switch: dict[str, set[str]] = {name: set() for name in self.switches}
-        for i, host in self.host_of_link.items():
-            self.hosts_of_switch[self.link_ends[i][0]].add(host)
+        for i, host_name in self.host_of_link.items():
+            self.hosts_of_switch[self.link_ends[i][0]].add(host_name)
 
     def resolve(self, specs: Iterable[str]) -> tuple[frozenset[str], frozenset[int]]:
         """The devices and links that `--fail` names: a device, `device:port` (either end of a cable, a host's
@@ -204,7 +204,7 @@ def evaluate(index: FabricIndex, devices: frozenset[str], links: frozenset[int])
     """What failing `devices` and `links` changes, against the plan."""
     sw = index.switches
     dead_switches = {d for d in devices if d in sw}
-    dead_hosts = devices - dead_switches
+    dead_hosts = set(devices - dead_switches)
     ends = index.link_ends
     # Links that are gone with their device or on their own; a fabric link's upper and lower end.
     dead_fabric = [i for i in links if index.plan.links[i].kind is LinkKind.FABRIC]
