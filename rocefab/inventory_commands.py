@@ -11,8 +11,10 @@ from typing import Annotated
 import typer
 
 from rocefab.console import EXIT_INPUT, command_group, err, out
+from rocefab.renderers.plan import FabricPlan
 
-inventory_app = command_group(help="Inventories for the tools a site runs beside rocefab (Nornir, Ansible).",
+inventory_app = command_group(help="Inventories for the tools a site runs beside rocefab (Nornir, Ansible, ANTA, "
+                                   "Slurm).",
                             no_args_is_help=True)
 
 
@@ -20,6 +22,7 @@ class Format(StrEnum):
     NORNIR = "nornir"
     ANSIBLE = "ansible"
     ANTA = "anta"
+    SLURM = "slurm"
 
 
 @inventory_app.command()
@@ -27,7 +30,8 @@ def export(
     intent: Annotated[Path, typer.Argument(help="intent YAML file", show_default=False)],
     fmt: Annotated[Format, typer.Option("--format", "-f", help="nornir: a SimpleInventory folder (hosts.yaml, "
                                         "groups.yaml, defaults.yaml); ansible: one YAML inventory; anta: an ANTA "
-                                        "inventory of the EOS switches, for anta/catalog.yml")],
+                                        "inventory of the EOS switches, for anta/catalog.yml; slurm: Slurm's "
+                                        "topology.conf (topology/tree) of the hosts")],
     inventory: Annotated[Path | None, typer.Option(
         "--inventory", "-i", envvar="ROCEFAB_INVENTORY",
         help="how each device is reached (rocefab's format or Nornir's) [default: the plan's management "
@@ -36,7 +40,8 @@ def export(
         "-o", "--output", help="folder (nornir) or file (ansible, anta) to write [default for a file: stdout]")] = None,
 ) -> None:
     """Write the fabric's inventory for Nornir, Ansible or ANTA: every device (ANTA: every EOS switch) with its
-    platform, role group and address, no passwords. Exit 0 written, 2 bad input."""
+    platform, role group and address, no passwords; or the hosts' place in the fabric for Slurm's topology/tree
+    plugin (a ToR pair or rail block per line, then pods and the top tier). Exit 0 written, 2 bad input."""
     from rocefab.deploy.inventory import load_inventory
     from rocefab.deploy.inventory_export import (
         ExportError,
@@ -50,6 +55,9 @@ def export(
     from rocefab.renderers.inventory_file import planned_devices
 
     plan = checked_plan(intent)
+    if fmt is Format.SLURM:
+        _write_slurm(plan, output)
+        return
     try:
         source = planned_inventory(plan) if inventory is None else load_inventory(inventory)
         devices = planned_devices(plan)
@@ -82,3 +90,21 @@ def export(
         raise typer.Exit(EXIT_INPUT) from None
     count = len(devices) if fmt is not Format.ANTA else files[""].count("\n  - name: ")
     out.print(f"wrote the {fmt.value} inventory of {count} devices to {output}", markup=False)
+
+
+def _write_slurm(plan: FabricPlan, output: Path | None) -> None:
+    from rocefab.renderers.slurm_topology import SlurmTopologyError, topology_conf
+
+    try:
+        text = topology_conf(plan)
+    except SlurmTopologyError as exc:
+        err.print(str(exc), markup=False)
+        raise typer.Exit(EXIT_INPUT) from None
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        err.print(f"{output}: cannot write: {exc.strerror or exc}", markup=False)
+        raise typer.Exit(EXIT_INPUT) from None
