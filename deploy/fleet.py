@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from rocefab.deploy import device_lock
 from rocefab.deploy.device_lock import Mark
+from rocefab.deploy.disruption import DeviceDisruption, classify
 from rocefab.deploy.durable import write_whole
 from rocefab.deploy.inventory import Access
 from rocefab.deploy.library_logs import CURRENT, library_logs_to_devices
@@ -72,6 +73,8 @@ class DeviceResult:
     dropped: tuple[str, ...] = ()
     # The staged change touches sections the device takes only after a reload (deploy/reload_gate.py)
     reload: tuple[str, ...] = ()
+    # How much the staged change disturbs the device: its lines classed by the platform's rules (None: no diff)
+    disruption: DeviceDisruption | None = None
 
 
 @dataclass(frozen=True)
@@ -195,6 +198,8 @@ class Fleet:
                                                 self.replace)
             if item.result.reload:  # said in the diff itself, which is what a reviewer reads and approves
                 item.result.diff = f"# {reload_note(item.result.reload)}\n{item.result.diff}"
+        item.result.disruption = classify(item.result.diff, unit(item.target.access.kind).disruption) \
+            if item.result.diff else None
         preview = session.replace_preview() if self.replace else None
         if preview is not None:
             item.result.kept, item.result.dropped = preview.carried, preview.removed

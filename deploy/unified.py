@@ -33,8 +33,10 @@ def _notes(notes: Iterable[str]) -> list[str]:
 
 
 def from_lines(device: str, running: Sequence[str], candidate: Sequence[str], notes: Iterable[str] = (),
-               context: int = 3) -> str:
-    """The unified diff of two documents given as lines; empty when they are equal and there are no notes.
+               context: int = 3, indented: bool = False) -> str:
+    """The unified diff of two documents given as lines; empty when they are equal and there are no notes. An
+    `indented` config (EOS, NX-OS) gets each hunk's enclosing sections after its `@@` position, as `git diff`
+    names a hunk's function, so the reader (and the disruption classes) know where a hunk's lines live.
 
     >>> print(from_lines("gpu001", ["NCCL_IB_TC=104"], ["NCCL_IB_TC=106"]))
     --- gpu001 (running)
@@ -42,10 +44,57 @@ def from_lines(device: str, running: Sequence[str], candidate: Sequence[str], no
     @@ -1 +1 @@
     -NCCL_IB_TC=104
     +NCCL_IB_TC=106
+    >>> config = ["interface Ethernet1", "   description a", "   speed 400g", "   mtu 9214", "   no shutdown"]
+    >>> print(from_lines("s", config, config[:3] + ["   mtu 9000"] + config[4:], context=1, indented=True))
+    --- s (running)
+    +++ s (candidate)
+    @@ -3,3 +3,3 @@ interface Ethernet1
+        speed 400g
+    -   mtu 9214
+    +   mtu 9000
+        no shutdown
     """
     old, new = labels(device)
     body = list(difflib.unified_diff(list(running), list(candidate), old, new, lineterm="", n=context))
+    if indented:
+        body = [_with_heading(line, running, candidate) for line in body]
     return "\n".join([*_notes(notes), *body])
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def enclosing(lines: Sequence[str], index: int) -> list[str]:
+    """The sections line `index` of an indented config sits in, outermost first, without their indentation.
+
+    >>> enclosing(["router bgp 1", "   address-family ipv4", "      network 10.0.0.0/8"], 2)
+    ['router bgp 1', 'address-family ipv4']
+    """
+    if not 0 <= index < len(lines):
+        return []
+    chain: list[str] = []
+    depth = _indent(lines[index])
+    for line in reversed(lines[:index]):
+        if depth == 0:
+            break
+        if line.strip() and _indent(line) < depth:
+            chain.append(line.strip())
+            depth = _indent(line)
+    return chain[::-1]
+
+
+HEADING_JOIN = " > "
+
+
+def _with_heading(line: str, running: Sequence[str], candidate: Sequence[str]) -> str:
+    match = _HUNK.match(line)
+    if match is None:
+        return line
+    old_start, old_count = int(match[1]), int(match[2] or 1)
+    # the hunk's first line, on the side that has it (a hunk that only adds has no old line)
+    chain = enclosing(running, old_start - 1) if old_count else enclosing(candidate, int(match[3]) - 1)
+    return f"{line} {HEADING_JOIN.join(chain)}" if chain else line
 
 
 def _span(start: int, count: int) -> str:

@@ -216,14 +216,16 @@ def dry_run(intent: Path, inventory_path: Path, concurrency: int, only: str | No
     explain_unknown(results, intent, inventory_path, None)
     groups = report.diff_groups(results, [sw.name for sw in plan.switches] + [h.name for h in plan.hosts])
     if shown.as_json:
-        report.print_json("diff", results, code, run_id=run_id, groups=report.group_json(groups))
+        report.print_json("diff", results, code, run_id=run_id, groups=report.group_json(groups, results),
+                          disruption=report.disruption_json(results))
     else:
         if shown.groups:
             report.print_group_diffs(results, groups)
         else:
             report.print_diffs(results)
         report.print_replace_previews(results)
-        report.print_groups(groups)
+        report.print_groups(groups, results=results)
+        report.print_disruption_total(results)
         report.print_table(results, "dry run: staged, diffed and discarded - nothing was changed")
     raise typer.Exit(code)
 
@@ -275,7 +277,7 @@ def _ask_per_group(results: Sequence[DeviceResult], names: Sequence[str], shown:
     for i, group in enumerate(groups, 1):
         if len(groups) > 1:
             if shown.as_json:
-                report.print_groups([group], first=i, total=len(groups))
+                report.print_groups([group], first=i, total=len(groups), results=results)
             else:
                 report.print_group_diffs(results, [group], first=i, total=len(groups))
             question = (f"Apply group {i} of {len(groups)}: these changes to {len(group.members)} {group.kind} "

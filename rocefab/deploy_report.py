@@ -17,6 +17,7 @@ from rich.text import Text
 from rocefab.console import err, out
 from rocefab.deploy import unified
 from rocefab.deploy.diff_groups import DiffGroup, group_diffs
+from rocefab.deploy.disruption import fabric_total
 from rocefab.deploy.fleet import DeviceResult, Status
 
 _STYLE = {Status.UNCHANGED: "green", Status.PENDING: "yellow", Status.COMMITTED: "green",
@@ -58,6 +59,29 @@ def print_diffs(results: Sequence[DeviceResult]) -> None:
         out.print(text, soft_wrap=True)
 
 
+def group_disruption(results: Sequence[DeviceResult], group: DiffGroup) -> str:
+    """The worst disruption class of a group's members (alike by construction, the example's in practice)."""
+    by_name = {r.name: r for r in results}
+    classes = [d.disruption for n in group.members if (d := by_name[n].disruption) is not None]
+    return max(classes, key=lambda d: d.rank).value if classes else "hitless"
+
+
+def print_disruption_total(results: Sequence[DeviceResult]) -> None:
+    """On stderr: how many changing devices fall in each disruption class, least disruptive first."""
+    classes = [r.disruption.disruption for r in results if r.status is Status.PENDING and r.disruption is not None]
+    if classes:
+        total = fabric_total(classes)
+        err.print("disruption: " + ", ".join(f"{n} {name}" for name, n in total.items()) + " (rocefab classes each "
+                  "changed line by its platform's rules; --json has each device's lines)", markup=False,
+                  soft_wrap=True)
+
+
+def disruption_json(results: Sequence[DeviceResult]) -> dict[str, int]:
+    """The fabric's total: changing devices per disruption class."""
+    return fabric_total([r.disruption.disruption for r in results
+                         if r.status is Status.PENDING and r.disruption is not None])
+
+
 def diff_groups(results: Sequence[DeviceResult], device_names: Sequence[str] = ()) -> list[DiffGroup]:
     """The devices that would change, grouped by what they change once their own values are set aside."""
     names = [*device_names, *(r.name for r in results)]
@@ -71,13 +95,14 @@ def print_group_diffs(results: Sequence[DeviceResult], groups: Sequence[DiffGrou
     by_name = {r.name: r for r in results}
     for i, group in enumerate(groups, first):
         others = group.members[1:]
-        note = f"# group {i} of {total or len(groups)}: {group.example}" + (
+        note = f"# group {i} of {total or len(groups)} ({group_disruption(results, group)}): {group.example}" + (
             f" and {len(others)} more {group.kind} device(s) change alike: {names(others, 12)}" if others else "")
         out.print(note, markup=False, soft_wrap=True, highlight=False)
         print_diffs([by_name[group.example]])
 
 
-def print_groups(groups: Sequence[DiffGroup], first: int = 1, total: int | None = None) -> None:
+def print_groups(groups: Sequence[DiffGroup], first: int = 1, total: int | None = None,
+                 results: Sequence[DeviceResult] = ()) -> None:
     """On stderr (stdout stays one patch and the table): the groups in a line each — how many devices, which kind,
     the first few names, how many distinct lines each changes. Given `total`, only the lines (numbered from
     `first`) of some of the groups."""
@@ -90,12 +115,14 @@ def print_groups(groups: Sequence[DiffGroup], first: int = 1, total: int | None 
     for i, g in enumerate(groups, first):
         plus = sum(line.startswith("+") for line in g.key)
         minus = sum(line.startswith("-") for line in g.key)
+        disruption = f", {group_disruption(results, g)}" if results else ""
         err.print(f"  group {i}: {len(g.members)} {g.kind} ({names(g.members, 6)}): {plus} distinct line(s) added, "
-                  f"{minus} removed", markup=False, soft_wrap=True, highlight=False)
+                  f"{minus} removed{disruption}", markup=False, soft_wrap=True, highlight=False)
 
 
-def group_json(groups: Sequence[DiffGroup]) -> list[dict[str, Any]]:
-    return [{"kind": g.kind, "example": g.example, "members": list(g.members), "lines": list(g.key)} for g in groups]
+def group_json(groups: Sequence[DiffGroup], results: Sequence[DeviceResult] = ()) -> list[dict[str, Any]]:
+    return [{"kind": g.kind, "example": g.example, "members": list(g.members), "lines": list(g.key),
+             "disruption": group_disruption(results, g) if results else None} for g in groups]
 
 
 def summary(results: Sequence[DeviceResult]) -> str:
@@ -105,7 +132,7 @@ def summary(results: Sequence[DeviceResult]) -> str:
 
 def print_table(results: Sequence[DeviceResult], title: str) -> None:
     table = Table(title=title, title_justify="left")
-    for column in ("device", "kind", "status", "+", "-", "seconds", "detail"):
+    for column in ("device", "kind", "status", "+", "-", "disruption", "seconds", "detail"):
         table.add_column(column, justify="right" if column in ("+", "-", "seconds") else "left")
     for r in results:
         lines = unified.counts(r.diff)
@@ -116,7 +143,8 @@ def print_table(results: Sequence[DeviceResult], title: str) -> None:
         if r.library_said and r.status in (Status.FAILED, Status.UNKNOWN):
             detail += f" [library: {'; '.join(r.library_said)}]"
         table.add_row(r.name, r.kind, f"[{_STYLE[r.status]}]{escape(r.status.value)}[/]", str(lines.added),
-                      str(lines.removed), f"{r.seconds:.1f}", escape(detail))
+                      str(lines.removed), "" if r.disruption is None else r.disruption.disruption.value,
+                      f"{r.seconds:.1f}", escape(detail))
     out.print(table)
     out.print(summary(results))
 
@@ -175,7 +203,10 @@ def device_json(r: DeviceResult) -> dict[str, Any]:
     return {"name": r.name, "kind": r.kind, "status": r.status.name.lower(), "status_text": r.status.value,
             "added": lines.added, "removed": lines.removed, "diff": r.diff.splitlines(), "error": r.error,
             "seconds": round(r.seconds, 3), "cleaned": r.cleaned, "library_said": r.library_said,
-            "replace_keeps": list(r.kept), "replace_removes": list(r.dropped), "needs_reload": list(r.reload)}
+            "replace_keeps": list(r.kept), "replace_removes": list(r.dropped), "needs_reload": list(r.reload),
+            "disruption": None if r.disruption is None else {
+                "class": r.disruption.disruption.value, "lines": r.disruption.counts,
+                "worst": [{"line": f"{c.sign}{c.path}", "source": c.source} for c in r.disruption.worst_lines[:20]]}}
 
 
 def print_json(command: str, results: Sequence[DeviceResult], exit_code: int, **extra: Any) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from rocefab.platforms.disruption import DisruptionTable
 from rocefab.platforms.spec import PlatformSpec
 from rocefab.renderers.record import record
 
@@ -84,6 +85,8 @@ class DeviceUnit:
     # Nornir's `platform` names for it (NAPALM drivers, netmiko device types), each with the transport rocefab
     # uses for that driver; an inventory export writes the first name of each transport.
     nornir_platforms: tuple[tuple[str, str], ...] = ()
+    # How much each kind of changed line disturbs the running device, with sources (platforms/disruption.py).
+    disruption: DisruptionTable = DisruptionTable(())
 
     @property
     def is_switch(self) -> bool:

@@ -208,7 +208,8 @@ class EosSession(DeviceSession):
             running = self.running_config()
         except _DEVICE_ERRORS as exc:
             raise self._fail("diff", exc) from None
-        return unified.from_lines(self.name, running.splitlines(), str(staged[0].get("output", "")).splitlines())
+        return unified.from_lines(self.name, running.splitlines(), str(staged[0].get("output", "")).splitlines(),
+                                  indented=True)
 
     def commit(self, confirm_seconds: int | None = None) -> None:
         try:

@@ -183,7 +183,7 @@ class NxosSession(DeviceSession):
             return ""
         running, config, replace = self._staged
         before, after = aligned_lines(self.normalized(running), config, replace, KEPT_THROUGH_REPLACE)
-        shown = unified.from_lines(self.name, before, after)
+        shown = unified.from_lines(self.name, before, after, indented=True)
         if not shown:
             note = "the device's patch changes what a line comparison does not show:"
             return unified.from_lines(self.name, [], [], notes=[note, *patch.splitlines()])

@@ -1,0 +1,63 @@
+"""What may be drained together (deploy/drain_limits.py), from the plan's redundancy as what-if computes it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from rocefab.deploy.drain_limits import drain_steps
+from rocefab.renderers.failure_impact import FabricIndex, evaluate
+from rocefab.renderers.pipeline import check_file
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@cache
+def index_of(name: str) -> FabricIndex:
+    checked = check_file(ROOT / "intents" / f"{name}.yaml", name)
+    assert checked.plan is not None
+    return FabricIndex(checked.plan)
+
+
+def test_the_only_spine_of_the_lab_is_never_drained_and_the_pair_goes_one_leaf_at_a_time() -> None:
+    plan = drain_steps(index_of("lab"), ["spine1", "leaf1-a", "leaf1-b"])
+    assert plan.refused == {"spine1": "draining it leaves leaf1-a, leaf1-b without an uplink"}
+    assert [s.devices for s in plan.steps] == [("leaf1-a",), ("leaf1-b",)]
+
+
+def test_pod32_one_spine_at_a_time_and_never_both_leaves_of_a_pair() -> None:
+    index = index_of("pod32")
+    plan = drain_steps(index, list(index.switches))
+    assert plan.refused == {}
+    assert [s.devices for s in plan.steps] == [
+        ("spine1",), ("spine2",), ("rack1-a", "rack2-a", "rack3-a", "rack4-a"),
+        ("rack1-b", "rack2-b", "rack3-b", "rack4-b")]
+
+
+def test_rail_leaves_go_one_at_a_time_and_name_the_nodes_to_drain_in_the_scheduler() -> None:
+    index = index_of("cluster1024-rail")
+    plan = drain_steps(index, ["leaf001", "leaf017", "spine001", "spine002"])
+    assert [s.devices for s in plan.steps] == [("leaf001",), ("leaf017",), ("spine001",), ("spine002",)]
+    assert plan.steps[0].nodes_losing_a_rail == tuple(f"gpu{i:03}" for i in range(1, 65))
+    together = drain_steps(index, ["leaf001", "leaf017"], rail_leaves_at_once=2)
+    assert len(together.steps) == 2, "leaf001 and leaf017 serve the same nodes (rails 0 and 1): never together"
+    apart = drain_steps(index, ["leaf001", "leaf002"], rail_leaves_at_once=2)
+    assert [s.devices for s in apart.steps] == [("leaf001", "leaf002")], "different nodes: together when allowed"
+
+
+@pytest.mark.parametrize("name", ["pod32", "cluster1024-rail", "tor128-3tier"])
+def test_every_step_of_a_whole_fabric_keeps_the_rules_when_evaluated_as_a_whole(name: str) -> None:
+    index = index_of(name)
+    plan = drain_steps(index, list(index.switches))
+    drained = [d for s in plan.steps for d in s.devices]
+    assert sorted(drained + list(plan.refused)) == sorted(index.switches) and len(set(drained)) == len(drained)
+    for step in plan.steps:
+        impact = evaluate(index, frozenset(step.devices), frozenset())
+        lost = Counter(h.host for h in impact.hosts if h.paths[1] == 0)
+        assert all(n <= 1 for n in lost.values()), step.devices
+        assert not [h for h in impact.hosts if h.paths[1] == 0 and not h.path.startswith("rail ")], step.devices
+        assert all(s.uppers is None or s.uppers[0] - s.uppers[1] <= 1 for s in impact.switches), step.devices
+        assert not [s for s in impact.switches if s.cut_off and index.hosts_of_switch.get(s.name)], step.devices
