@@ -7,19 +7,17 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from conftest import example_plan
 
 from rocefab.deploy.drain_limits import drain_steps
 from rocefab.renderers.failure_impact import FabricIndex, evaluate
-from rocefab.renderers.pipeline import check_file
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @cache
 def index_of(name: str) -> FabricIndex:
-    checked = check_file(ROOT / "intents" / f"{name}.yaml", name)
-    assert checked.plan is not None
-    return FabricIndex(checked.plan)
+    return FabricIndex(example_plan(name))
 
 
 def test_the_only_spine_of_the_lab_is_never_drained_and_the_pair_goes_one_leaf_at_a_time() -> None:

@@ -14,9 +14,9 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from conftest import example_plan
 
 from rocefab.renderers.failure_impact import FabricIndex, FailureSpecError, Impact, SwitchImpact, evaluate
-from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.plan import FabricPlan, LinkKind
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,9 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @cache
 def index_of(name: str) -> FabricIndex:
-    checked = check_file(ROOT / "intents" / f"{name}.yaml", name)
-    assert checked.plan is not None
-    return FabricIndex(checked.plan)
+    return FabricIndex(example_plan(name))
 
 
 def what_if(name: str, *specs: str) -> Impact:
