@@ -23,6 +23,7 @@ class Format(StrEnum):
     ANSIBLE = "ansible"
     ANTA = "anta"
     SLURM = "slurm"
+    K8S_LABELS = "k8s-labels"
 
 
 @inventory_app.command()
@@ -31,7 +32,8 @@ def export(
     fmt: Annotated[Format, typer.Option("--format", "-f", help="nornir: a SimpleInventory folder (hosts.yaml, "
                                         "groups.yaml, defaults.yaml); ansible: one YAML inventory; anta: an ANTA "
                                         "inventory of the EOS switches, for anta/catalog.yml; slurm: Slurm's "
-                                        "topology.conf (topology/tree) of the hosts")],
+                                        "topology.conf (topology/tree) of the hosts; k8s-labels: the same tree as "
+                                        "Kubernetes node labels (Topograph's tier keys)")],
     inventory: Annotated[Path | None, typer.Option(
         "--inventory", "-i", envvar="ROCEFAB_INVENTORY",
         help="how each device is reached (rocefab's format or Nornir's) [default: the plan's management "
@@ -55,8 +57,8 @@ def export(
     from rocefab.renderers.inventory_file import planned_devices
 
     plan = checked_plan(intent)
-    if fmt is Format.SLURM:
-        _write_slurm(plan, output)
+    if fmt in (Format.SLURM, Format.K8S_LABELS):
+        _write_tree(plan, output, fmt)
         return
     try:
         source = planned_inventory(plan) if inventory is None else load_inventory(inventory)
@@ -92,11 +94,12 @@ def export(
     out.print(f"wrote the {fmt.value} inventory of {count} devices to {output}", markup=False)
 
 
-def _write_slurm(plan: FabricPlan, output: Path | None) -> None:
+def _write_tree(plan: FabricPlan, output: Path | None, fmt: Format) -> None:
+    from rocefab.renderers.node_labels import node_labels_yaml
     from rocefab.renderers.slurm_topology import SlurmTopologyError, topology_conf
 
     try:
-        text = topology_conf(plan)
+        text = topology_conf(plan) if fmt is Format.SLURM else node_labels_yaml(plan)
     except SlurmTopologyError as exc:
         err.print(str(exc), markup=False)
         raise typer.Exit(EXIT_INPUT) from None

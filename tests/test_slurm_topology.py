@@ -4,6 +4,7 @@ expressions expanded by Slurm's own `scontrol show hostnames`."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import re
@@ -188,3 +189,23 @@ def test_the_command_writes_to_stdout_without_output() -> None:
     done = subprocess.run([sys.executable, "-m", "rocefab", "inventory", "export", str(ROOT / "intents" / "lab.yaml"),
                            "--format", "slurm"], capture_output=True, text=True, check=False, timeout=120)
     assert done.returncode == 0 and "SwitchName=leaf1 Nodes=gpu[001-004]\n" in done.stdout
+
+
+@pytest.mark.parametrize("name", ["pod32", "cluster1024-rail", "tor128-3tier"])
+def test_kubernetes_labels_carry_the_same_tree(name: str) -> None:
+    import yaml
+
+    from rocefab.renderers.node_labels import node_labels_yaml
+
+    plan = plan_of(name)
+    nodes = yaml.safe_load(node_labels_yaml(plan))["nodes"]
+    assert sorted(nodes) == sorted(h.name for h in plan.hosts)
+    tree = {s.name: s for s in slurm_switches(plan)}
+    for node, labels in nodes.items():
+        tiers = [labels[f"fabric.topograph.run/tier-{n}"] for n in range(len(labels))]
+        assert node in tree[tiers[0]].nodes
+        for lower, upper in itertools.pairwise(tiers):
+            assert lower in tree[upper].switches
+        assert tiers[-1] == slurm_switches(plan)[-1].name
+    if name == "cluster1024-rail":
+        assert nodes["gpu065"] == {"fabric.topograph.run/tier-0": "block02", "fabric.topograph.run/tier-1": "spines"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from rocefab.platforms.host.disruption import TABLE as DISRUPTION
 from rocefab.platforms.unit import (
     ContainerlabNode,
     DeviceUnit,
@@ -66,4 +67,5 @@ UNIT = DeviceUnit(
         interfaces=_container_interfaces, interfaces_note="hosts count eth1, eth2, ... in NIC order",
         note="GPU hosts; any Linux image with iproute2. Nothing is configured on them."),
     diagram=DiagramStyle("#f4f4f4", "#777777", 2, "GPU servers"),
+    disruption=DISRUPTION,
 )
