@@ -14,7 +14,6 @@ import argparse
 import copy
 import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,16 +21,14 @@ from typing import Any
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import example_intent  # noqa: E402  (bench/ is this script's folder)
-
-from rocefab.deploy import unified  # noqa: E402
-from rocefab.deploy.diff_groups import group_diffs  # noqa: E402
-from rocefab.deploy.disruption import classify, fabric_total  # noqa: E402
-from rocefab.platforms import unit  # noqa: E402
-from rocefab.renderers.pipeline import check_file  # noqa: E402
-from rocefab.renderers.plan import FabricPlan  # noqa: E402
-from rocefab.renderers.render import device_files  # noqa: E402
+from bench import example_intent  # bench/ is on sys.path as the script's folder
+from rocefab.deploy import unified
+from rocefab.deploy.diff_groups import group_diffs
+from rocefab.deploy.disruption import classify, fabric_total
+from rocefab.platforms import unit
+from rocefab.renderers.pipeline import check_file
+from rocefab.renderers.plan import FabricPlan
+from rocefab.renderers.render import device_files
 
 ECN = {"min_threshold_kbytes": 200, "max_threshold_kbytes": 1200, "max_mark_percent": 50}
 
@@ -56,7 +53,8 @@ def _candidates(plan: FabricPlan) -> dict[str, tuple[str, list[str]]]:
 
 def run(name: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
-        path, _ = example_intent(name, Path(tmp))
+        bundled = Path(__file__).resolve().parent.parent / "intents" / f"{name}.yaml"
+        path = bundled if bundled.is_file() else example_intent(name, Path(tmp))[0]
         base = yaml.safe_load(path.read_text(encoding="utf-8"))
         changed = copy.deepcopy(base)
         changed.setdefault("qos", {})["ecn"] = ECN

@@ -67,7 +67,7 @@ def paths(diff: str) -> list[tuple[str, str]]:
         if not line or line[0] not in " +-":
             continue
         text = line[1:]
-        if not text.strip():
+        if not text.strip() or text.lstrip().startswith(("!", "#")):  # a separator or a comment: not config
             continue
         depth = _indent(text)
         if heading:

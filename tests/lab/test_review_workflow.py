@@ -137,6 +137,11 @@ def each_group_is_asked_once_and_a_declined_one_stays(inventory: Path, tmp_path:
 
     spine_before = spine_diff()
     assert spine_before, "the spine was never applied: it has a diff"
+    pair = json.loads(rocefab("diff", changed, "-i", inventory, "--only", PAIR, "--json").stdout)
+    assert pair["disruption"] == {"qos-reprogram": 2}, "EOS: no Arista source for an ECN change, so cautious"
+    assert [g["disruption"] for g in pair["groups"]] == ["qos-reprogram"]
+    worst = pair["devices"][0]["disruption"]
+    assert worst["class"] == "qos-reprogram" and any("random-detect ecn" in w["line"] for w in worst["worst"])
     code, text = on_terminal("apply", changed, "-i", inventory, "--only", devices, "--backup-dir",
                              tmp_path / "group-backups", "--confirm", "0", answer=["y", "n"])
     assert code == 0, text

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from rocefab.platforms.eos.disruption import TABLE as DISRUPTION
 from rocefab.platforms.spec import LoadBalancingSupport, Multihoming, PlatformSpec
 from rocefab.platforms.telemetry import QUEUES, SwitchTelemetry
 from rocefab.platforms.unit import (
@@ -159,6 +160,7 @@ UNIT = DeviceUnit(
     key="eos",
     display_name=SPEC.display_name,
     spec=SPEC,
+    disruption=DISRUPTION,
     target=f"{SPEC.display_name} {SPEC.release}",
     candidate_kind="eos-config",
     transports=("eapi",),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from rocefab.platforms.nxos.disruption import TABLE as DISRUPTION
 from rocefab.platforms.spec import LoadBalancingSupport, Multihoming, PlatformSpec
 from rocefab.platforms.telemetry import QUEUES, SwitchTelemetry
 from rocefab.platforms.unit import (
@@ -146,6 +147,7 @@ UNIT = DeviceUnit(
     key="nxos",
     display_name=SPEC.display_name,
     spec=SPEC,
+    disruption=DISRUPTION,
     target=f"{SPEC.display_name} {SPEC.release}",
     candidate_kind="nxos-config",
     transports=("nxapi", "nxos-ssh"),
