@@ -48,3 +48,23 @@ class DisruptionRule:
 class DisruptionTable:
     rules: tuple[DisruptionRule, ...]  # first match wins
     unknown: Disruption = Disruption.QOS_REPROGRAM
+
+
+# Rules every indented CLI config (EOS, NX-OS) shares, by what the line is; each unit puts its own before them.
+LABEL = DisruptionRule(r"(^| > )description ", Disruption.HITLESS, "a label: nothing is programmed")
+SECTION = DisruptionRule(
+    r"^(interface \S+|vlan \S+|policy-map type \S+ \S+|class-map type \S+ match-\S+ \S+|policy-map type \S+ \S+ > "
+    r"class \S+|qos profile \S+|vrf (instance|context) \S+|(policy-map|class-map) \S+)$", Disruption.HITLESS,
+    "a section's own line: what it holds is classed line by line")
+SESSION_TIMERS = DisruptionRule(r" > bfd |> no ip redirects$", Disruption.HITLESS,
+                                "BFD timers are renegotiated on the running session; ICMP redirects are the "
+                                "control plane's")
+LINK = DisruptionRule(r"^interface [^>]* > (speed|(no )?shutdown|fec|error-correction|duplex|negotiate|phy )",
+                      Disruption.PORT_FLAP, "the link comes up again at its new setting")
+BGP_IDENTITY = DisruptionRule(r"^router bgp \S+$|^router bgp [^>]*> router-id ", Disruption.PORT_FLAP,
+                              "a new local AS or router-id starts every BGP session again")
+BGP_ORIGINATED = DisruptionRule(
+    r"^router bgp [^>]*> (address-family [^>]*> )?(network |aggregate-address |maximum-paths )", Disruption.HITLESS,
+    "an originated prefix or the multipath width is taken on the running sessions")
+INDENTED_FIRST = (LABEL, SECTION, SESSION_TIMERS)
+INDENTED_LAST = (LINK, BGP_IDENTITY, BGP_ORIGINATED)

@@ -7,18 +7,18 @@ line is (a label, the management plane, a link setting, a BGP session's identity
 
 from __future__ import annotations
 
-from rocefab.platforms.disruption import Disruption, DisruptionRule, DisruptionTable
+from rocefab.platforms.disruption import (
+    INDENTED_FIRST,
+    INDENTED_LAST,
+    Disruption,
+    DisruptionRule,
+    DisruptionTable,
+)
 
 NOT_FOUND = "no Arista statement found; classed on the cautious side"
 
 TABLE = DisruptionTable((
-    DisruptionRule(r"(^| > )description ", Disruption.HITLESS, "a label: nothing is programmed"),
-    DisruptionRule(r"^(interface \S+|vlan \S+|policy-map type \S+ \S+|class-map type \S+ match-\S+ \S+|"
-                   r"policy-map type \S+ \S+ > class \S+|qos profile \S+|vrf (instance|context) \S+|"
-                   r"(policy-map|class-map) \S+)$", Disruption.HITLESS,
-                   "a section's own line: what it holds is classed line by line"),
-    DisruptionRule(r" > bfd |> no ip redirects$", Disruption.HITLESS,
-                   "BFD timers are renegotiated on the running session; ICMP redirects are the control plane's"),
+    *INDENTED_FIRST,
     DisruptionRule(r"^(hostname|ntp |logging |snmp-server |banner |clock |ip domain|ip name-server|dns |username |"
                    r"aaa |tacacs|radius|management (api|ssh|console)|vrf instance MGMT|ip route vrf MGMT|"
                    r"no ip routing vrf MGMT)", Disruption.HITLESS,
@@ -29,19 +29,14 @@ TABLE = DisruptionTable((
     DisruptionRule(r"^ip hardware fib load-balance distribution dynamic", Disruption.AGENT_RESTART,
                    f"{NOT_FOUND}: dynamic load balancing re-programs the ECMP groups in hardware (EOS TOI 4.24.2F, "
                    "not readable here)"),
-    DisruptionRule(r"^interface [^>]* > (speed|(no )?shutdown|error-correction|phy )", Disruption.PORT_FLAP,
-                   "the link comes up again at its new setting"),
     DisruptionRule(r"^interface [^>]* > (mtu|ip address|ipv6 (address|enable)|(no )?switchport|channel-group|mlag |"
                    r"ip routing address required)", Disruption.PORT_FLAP,
                    f"{NOT_FOUND}: the port's addressing, MTU or membership, and what rides on it, starts again"),
-    DisruptionRule(r"^router bgp \S+$|^router bgp [^>]*> router-id ", Disruption.PORT_FLAP,
-                   "a new local AS or router-id starts every BGP session again"),
     DisruptionRule(r"^router bgp [^>]*> neighbor \S+ (remote-as|peer group|update-source|local-as)",
                    Disruption.PORT_FLAP, "that BGP session starts again"),
-    DisruptionRule(r"^router bgp [^>]*> (address-family [^>]*> )?(network |aggregate-address |maximum-paths )",
-                   Disruption.HITLESS, "an originated prefix or the multipath width is taken on the running sessions"),
     DisruptionRule(r"^router bgp [^>]*> neighbor \S+ (bfd|description)", Disruption.HITLESS,
                    "the running session takes it"),
     DisruptionRule(r"^mlag configuration", Disruption.PORT_FLAP,
                    f"{NOT_FOUND}: the MLAG port-channels may go down while the peers agree again"),
+    *INDENTED_LAST,
 ), unknown=Disruption.QOS_REPROGRAM)

@@ -11,7 +11,13 @@ cautious side and says so.
 
 from __future__ import annotations
 
-from rocefab.platforms.disruption import Disruption, DisruptionRule, DisruptionTable
+from rocefab.platforms.disruption import (
+    INDENTED_FIRST,
+    INDENTED_LAST,
+    Disruption,
+    DisruptionRule,
+    DisruptionTable,
+)
 
 GUIDE = ("https://cisco.com/c/en/us/td/docs/dcn/nx-os/nexus9000/105x/configuration/qos/"
          "cisco-nexus-9000-series-nx-os-quality-of-service-configuration-guide-105x")
@@ -21,13 +27,7 @@ PFC = f"NX-OS QoS guide 10.5(x), Configuring Priority Flow Control ({GUIDE}/m-co
 NOT_FOUND = "no Cisco statement found; classed on the cautious side"
 
 TABLE = DisruptionTable((
-    DisruptionRule(r"(^| > )description ", Disruption.HITLESS, "a label: nothing is programmed"),
-    DisruptionRule(r"^(interface \S+|vlan \S+|policy-map type \S+ \S+|class-map type \S+ match-\S+ \S+|"
-                   r"policy-map type \S+ \S+ > class \S+|qos profile \S+|vrf (instance|context) \S+|"
-                   r"(policy-map|class-map) \S+)$", Disruption.HITLESS,
-                   "a section's own line: what it holds is classed line by line"),
-    DisruptionRule(r" > bfd |> no ip redirects$", Disruption.HITLESS,
-                   "BFD timers are renegotiated on the running session; ICMP redirects are the control plane's"),
+    *INDENTED_FIRST,
     DisruptionRule(r"^(hostname|ntp |logging |snmp-server |banner |clock |ip domain|ip name-server|username |role |"
                    r"aaa |tacacs|radius|line |feature (nxapi|ssh|grpc|openconfig|scp-server|tacacs\+)|grpc |"
                    r"nxapi )", Disruption.HITLESS, "the management plane: nothing in the forwarding ASIC changes"),
@@ -43,20 +43,15 @@ TABLE = DisruptionTable((
                    f"{NOT_FOUND}: the network-qos policy sets MTU, pause and no-drop for the whole switch"),
     DisruptionRule(r"^interface [^>]* > priority-flow-control mode", Disruption.QOS_REPROGRAM,
                    f"{PFC}: it does not flap the port, but on 9300-GX it allocates the no-drop buffers"),
-    DisruptionRule(r"^interface [^>]* > (speed|(no )?shutdown|fec|duplex|negotiate)", Disruption.PORT_FLAP,
-                   "the link comes up again at its new setting"),
     DisruptionRule(r"^interface [^>]* > (mtu|ip address|ipv6 address|(no )?switchport|channel-group|vpc|ip "
                    r"unnumbered|encapsulation)", Disruption.PORT_FLAP,
                    f"{NOT_FOUND}: the port's addressing, MTU or membership, and what rides on it (BGP, the port-"
                    "channel), starts again"),
-    DisruptionRule(r"^router bgp \S+$|^router bgp [^>]*> router-id ", Disruption.PORT_FLAP,
-                   "a new local AS or router-id starts every BGP session again"),
     DisruptionRule(r"^router bgp [^>]*> neighbor \S+$|^router bgp [^>]*> neighbor [^>]*(> )?(remote-as|update-source|"
                    r"local-as)", Disruption.PORT_FLAP, "that BGP session starts (or stops, or starts again)"),
-    DisruptionRule(r"^router bgp [^>]*> (address-family [^>]*> )?(network |aggregate-address |maximum-paths )",
-                   Disruption.HITLESS, "an originated prefix or the multipath width is taken on the running sessions"),
     DisruptionRule(r"^router bgp [^>]*> neighbor [^>]*> (bfd|description|address-family)", Disruption.HITLESS,
                    "the running session takes it"),
     DisruptionRule(r"^vpc domain", Disruption.PORT_FLAP,
                    f"{NOT_FOUND}: the vPC port-channels may go down while the peers agree again"),
+    *INDENTED_LAST,
 ), unknown=Disruption.QOS_REPROGRAM)
