@@ -23,10 +23,12 @@ each step names those nodes (`nodes_losing_a_rail`) so they are drained in Slurm
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from rocefab.platforms.disruption import Disruption
 from rocefab.renderers.failure_impact import FabricIndex, Impact, evaluate
+from rocefab.renderers.plan import FabricPlan
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,3 +149,18 @@ def _finished(index: FabricIndex, devices: Sequence[str], uppers_at_once: int) -
         return None
     rails = sorted({h.host for h in impact.hosts if h.path.startswith("rail ") and h.paths[1] == 0})
     return DrainStep(tuple(devices), tuple(rails))
+
+
+def drain_plan(plan: FabricPlan, changing: Mapping[str, Disruption]) -> DrainPlan:
+    """The drain steps for the switches whose change is beyond hitless (`changing`: device -> its class), in the
+    plan's order; hosts are left to the scheduler."""
+    switches = [s.name for s in plan.switches
+                if s.name in changing and changing[s.name] is not Disruption.HITLESS]
+    if not switches:
+        return DrainPlan(())
+    return drain_steps(FabricIndex(plan), switches)
+
+
+def plan_json(drain: DrainPlan) -> dict[str, object]:
+    return {"steps": [{"devices": list(step.devices), "nodes_losing_a_rail": list(step.nodes_losing_a_rail)}
+                      for step in drain.steps], "not_drainable": dict(drain.refused)}

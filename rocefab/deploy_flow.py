@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rocefab import deploy_report as report
 from rocefab.console import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, EXIT_UNKNOWN, err, out
 from rocefab.deploy.device_lock import Mark, own_mark
+from rocefab.deploy.drain_limits import drain_plan, plan_json
 from rocefab.deploy.durable import MIN_FREE_BYTES, writable_with_room
 from rocefab.deploy.fleet import DeviceResult, Fleet, Status, Target, reload_refusal
 from rocefab.deploy.inventory import CredentialError, Inventory, PasswordSource, load_inventory
@@ -215,9 +216,11 @@ def dry_run(intent: Path, inventory_path: Path, concurrency: int, only: str | No
     code = outcome(results, shown.exit_code)
     explain_unknown(results, intent, inventory_path, None)
     groups = report.diff_groups(results, [sw.name for sw in plan.switches] + [h.name for h in plan.hosts])
+    drain = drain_plan(plan, {r.name: r.disruption.disruption for r in results
+                              if r.status is Status.PENDING and r.disruption is not None})
     if shown.as_json:
         report.print_json("diff", results, code, run_id=run_id, groups=report.group_json(groups, results),
-                          disruption=report.disruption_json(results))
+                          disruption=report.disruption_json(results), drain=plan_json(drain))
     else:
         if shown.groups:
             report.print_group_diffs(results, groups)
@@ -226,6 +229,7 @@ def dry_run(intent: Path, inventory_path: Path, concurrency: int, only: str | No
         report.print_replace_previews(results)
         report.print_groups(groups, results=results)
         report.print_disruption_total(results)
+        report.print_drain_plan(drain)
         report.print_table(results, "dry run: staged, diffed and discarded - nothing was changed")
     raise typer.Exit(code)
 

@@ -18,7 +18,9 @@ from rocefab.console import err, out
 from rocefab.deploy import unified
 from rocefab.deploy.diff_groups import DiffGroup, group_diffs
 from rocefab.deploy.disruption import fabric_total
+from rocefab.deploy.drain_limits import DrainPlan
 from rocefab.deploy.fleet import DeviceResult, Status
+from rocefab.renderers.slurm_topology import hostlist
 
 _STYLE = {Status.UNCHANGED: "green", Status.PENDING: "yellow", Status.COMMITTED: "green",
           Status.ROLLED_BACK: "magenta", Status.NOT_STARTED: "dim", Status.FAILED: "bold red",
@@ -74,6 +76,23 @@ def print_disruption_total(results: Sequence[DeviceResult]) -> None:
         err.print("disruption: " + ", ".join(f"{n} {name}" for name, n in total.items()) + " (rocefab classes each "
                   "changed line by its platform's rules; --json has each device's lines)", markup=False,
                   soft_wrap=True)
+
+
+def print_drain_plan(drain: DrainPlan) -> None:
+    """On stderr: the steps in which the switches whose change is beyond hitless would be drained, and those no
+    drain can make safe."""
+    if not drain.steps and not drain.refused:
+        return
+    count = sum(len(step.devices) for step in drain.steps)
+    err.print(f"drain plan: {count} switch(es) change beyond hitless, drainable in {len(drain.steps)} step(s) (no two "
+              "leaves of a pair or rail block, one spine less per leaf at a time; apply does not drain them itself "
+              "yet):", markup=False, soft_wrap=True)
+    for i, step in enumerate(drain.steps, 1):
+        nodes = f"; drain nodes {hostlist(step.nodes_losing_a_rail)} in the scheduler first (they lose a rail)" \
+            if step.nodes_losing_a_rail else ""
+        err.print(f"  step {i}: {names(step.devices, 8)}{nodes}", markup=False, soft_wrap=True, highlight=False)
+    for name, why in drain.refused.items():
+        err.print(f"  not drainable: {name}: {why}; change it in a maintenance window", markup=False, soft_wrap=True)
 
 
 def disruption_json(results: Sequence[DeviceResult]) -> dict[str, int]:

@@ -140,6 +140,8 @@ def each_group_is_asked_once_and_a_declined_one_stays(inventory: Path, tmp_path:
     pair = json.loads(rocefab("diff", changed, "-i", inventory, "--only", PAIR, "--json").stdout)
     assert pair["disruption"] == {"qos-reprogram": 2}, "EOS: no Arista source for an ECN change, so cautious"
     assert [g["disruption"] for g in pair["groups"]] == ["qos-reprogram"]
+    assert pair["drain"] == {"steps": [{"devices": ["leaf1-a"], "nodes_losing_a_rail": []},
+                                       {"devices": ["leaf1-b"], "nodes_losing_a_rail": []}], "not_drainable": {}}
     worst = pair["devices"][0]["disruption"]
     assert worst["class"] == "qos-reprogram" and any("random-detect ecn" in w["line"] for w in worst["worst"])
     code, text = on_terminal("apply", changed, "-i", inventory, "--only", devices, "--backup-dir",

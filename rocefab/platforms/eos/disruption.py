@@ -23,9 +23,11 @@ TABLE = DisruptionTable((
                    r"aaa |tacacs|radius|management (api|ssh|console)|vrf instance MGMT|ip route vrf MGMT|"
                    r"no ip routing vrf MGMT)", Disruption.HITLESS,
                    "the management plane: nothing in the forwarding ASIC changes"),
-    DisruptionRule(r"^service routing protocols model", Disruption.RELOAD,
-                   "EOS answers \"! Change will take effect only after switch reboot\" (CLI output quoted in "
-                   "srl-labs/containerlab pull request 363)"),
+    # Leaving the ribd model (its line removed or replaced) is a change of model; the multi-agent line alone on a
+    # switch that prints no model line may be its default already, so that line takes the cautious class
+    DisruptionRule(r"^service routing protocols model ribd", Disruption.RELOAD,
+                   "EOS answers \"! Change will take effect only after switch reboot\" to a change of routing model "
+                   "(CLI output quoted in srl-labs/containerlab pull request 363)"),
     DisruptionRule(r"^ip hardware fib load-balance distribution dynamic", Disruption.AGENT_RESTART,
                    f"{NOT_FOUND}: dynamic load balancing re-programs the ECMP groups in hardware (EOS TOI 4.24.2F, "
                    "not readable here)"),
