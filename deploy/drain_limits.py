@@ -7,8 +7,9 @@ go in steps, in the order given; the devices of one step are drained together wh
 
 - every path of every host (a bond, a rail NIC) keeps a member, except at most one rail NIC per host: the two
   leaves of a ToR pair, or two leaves of one rail block, are never in one step;
-- no switch is left reaching more than `uppers_at_once` fewer switches of the tier above than planned (default
-  1: one spine at a time under each leaf; a super-spine drained narrows the leaves below the spines it feeds);
+- no switch loses more than `upper_share` of the switches of the tier above it (default an eighth, and always at
+  least one: one spine at a time under a leaf of 2 to 15 spines, 8 of 64; a super-spine drained narrows the
+  leaves below the spines it feeds);
 - no two devices of a step are cabled to each other;
 - at most `rail_leaves_at_once` rail leaves (default 1): each takes a rail NIC of every node under it down, and
   the nodes out of the scheduler at once stay as few as one leaf's.
@@ -88,9 +89,9 @@ class _Step:
 
     rail_leaves: int = 0
 
-    def takes(self, name: str, cost: _Cost, planned: dict[tuple[str, str], int], uppers_at_once: int,
+    def takes(self, name: str, cost: _Cost, planned: dict[tuple[str, str], int], upper_limit: Mapping[str, int],
               rail_leaves_at_once: int) -> bool:
-        if name in self.neighbours or any(self.uppers[s] + n > uppers_at_once for s, n in cost.uppers.items()):
+        if name in self.neighbours or any(self.uppers[s] + n > upper_limit[s] for s, n in cost.uppers.items()):
             return False
         if cost.rail_leaf and self.rail_leaves >= rail_leaves_at_once:
             return False
@@ -111,10 +112,19 @@ class _Step:
         self.rail_leaves += cost.rail_leaf
 
 
-def drain_steps(index: FabricIndex, names: Sequence[str], uppers_at_once: int = 1,
+UPPER_SHARE = 1 / 8
+
+
+def upper_limits(index: FabricIndex, upper_share: float = UPPER_SHARE) -> dict[str, int]:
+    """Per switch, how many of the switches above it may be drained at once: a share of them, at least one."""
+    return {name: max(1, int(len(s.ups) * upper_share)) for name, s in index.switches.items()}
+
+
+def drain_steps(index: FabricIndex, names: Sequence[str], upper_share: float = UPPER_SHARE,
                 rail_leaves_at_once: int = 1) -> DrainPlan:
     """`names` (in the order given, which the steps keep) packed into steps that may each be drained at once."""
     planned = {(host, path.label): len(path.members) for host, paths in index.host_paths.items() for path in paths}
+    limits = upper_limits(index, upper_share)
     refused: dict[str, str] = {}
     steps: list[_Step] = []
     for name in names:
@@ -125,25 +135,26 @@ def drain_steps(index: FabricIndex, names: Sequence[str], uppers_at_once: int = 
             continue
         cost = _cost(index, name, alone)
         step = next((step for step in steps
-                     if step.takes(name, cost, planned, uppers_at_once, rail_leaves_at_once)), None)
+                     if step.takes(name, cost, planned, limits, rail_leaves_at_once)), None)
         if step is None:
             step = _Step()
             steps.append(step)
         step.add(name, cost)
     finished: list[DrainStep] = []
     for step in steps:
-        done = _finished(index, step.devices, uppers_at_once)
-        finished += [done] if done is not None else [d for n in step.devices if (d := _finished(index, [n], 0))]
+        done = _finished(index, step.devices, limits)
+        finished += [done] if done is not None else [d for n in step.devices if (d := _finished(index, [n], None))]
     return DrainPlan(tuple(finished), refused)
 
 
-def _finished(index: FabricIndex, devices: Sequence[str], uppers_at_once: int) -> DrainStep | None:
+def _finished(index: FabricIndex, devices: Sequence[str], limits: Mapping[str, int] | None) -> DrainStep | None:
     """The step, checked as a whole with what-if (None when it breaks a rule: it is then split); a single device
-    (`uppers_at_once` 0) is taken as it is, having passed the check alone."""
+    (`limits` None) is taken as it is, having passed the check alone."""
     impact = evaluate(index, frozenset(devices), frozenset())
     lost = Counter(h.host for h in impact.hosts if h.paths[1] == 0)
     bond_lost = any(h.paths[1] == 0 for h in impact.hosts if not h.path.startswith("rail "))
-    narrowed = any(s.uppers and s.uppers[0] - s.uppers[1] > uppers_at_once for s in impact.switches)
+    narrowed = limits is not None and any(s.uppers and s.uppers[0] - s.uppers[1] > limits[s.name]
+                                          for s in impact.switches)
     broken = any(n > 1 for n in lost.values()) or bond_lost or narrowed
     if broken and len(devices) > 1:
         return None

@@ -60,7 +60,7 @@ def impact_json(impact: Impact) -> dict[str, Any]:
                       "peer_lost": s.peer_lost, "cut_off": s.cut_off, "pfc_storm_risk": list(s.pfc_storm_risk)}
                      for s in impact.switches],
         "unchanged_switches": impact.unchanged_switches,
-        "hosts": [{"host": h.host, "path": h.path, "planned": h.paths[0], "now": h.paths[1]} for h in impact.hosts],
+        "hosts": [{"name": h.host, "path": h.path, "planned": h.paths[0], "now": h.paths[1]} for h in impact.hosts],
         "summary": _summary(impact),
     }
 
