@@ -10,6 +10,12 @@ carries its own AS (eBGP's loop check). A switch installs every session's path o
 next hop away, and a renderer that forgot a `network` line leaves the prefix unrouted, whatever the plan says.
 iBGP is not modelled (the plans' sessions are all eBGP), and only a switch's own networks count as contributors of
 its aggregates (the plans aggregate nothing they learn).
+
+A switch in maintenance drains as its NOS does: with graceful shutdown (Cumulus, EOS) every path it advertises
+carries the graceful-shutdown community (RFC 8326), passed on by the speakers after it, and a receiver prefers any
+path without it (local preference 0 against the default) before comparing AS-path lengths, so the drained switch
+leaves its neighbours' ECMP groups while another path exists and still carries traffic where none does; isolated
+(NX-OS GIR) it advertises only what it originates. The lab's receivers all honour the community.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import hashlib
 import ipaddress
 from dataclasses import dataclass
 
-from rocefab.lab.wiring import BgpPeerConfig, BgpSpeaker, Wiring
+from rocefab.lab.wiring import GRACEFUL_SHUTDOWN, ISOLATE, BgpPeerConfig, BgpSpeaker, Wiring
 
 
 def link_local(device: str, port: str) -> str:
@@ -101,31 +107,41 @@ def next_hops(wiring: Wiring | None, device: str, prefix: str) -> list[Session] 
     if originates(speakers[device], prefix):
         return None
     live = {name: sessions(wiring, name, sp) for name, sp in speakers.items()}
-    # best[name]: the AS path `name` holds (its own AS first); rounds of advertisement until nothing changes. A
-    # speaker whose summary-only aggregate covers the prefix holds it but tells no peer.
-    best: dict[str, tuple[int, ...]] = {n: (sp.asn,) for n, sp in speakers.items()
-                                        if originates(sp, prefix) and not suppresses(sp, prefix)}
+    # best[name]: (drained, AS path) of the path `name` holds, its own AS first; `drained` when the path carries the
+    # graceful-shutdown community. Rounds of advertisement until nothing changes. A speaker whose summary-only
+    # aggregate covers the prefix holds it but tells no peer; an isolated one tells only what it originates.
+    best: dict[str, tuple[bool, tuple[int, ...]]] = {
+        n: (sp.maintenance == GRACEFUL_SHUTDOWN, (sp.asn,)) for n, sp in speakers.items()
+        if originates(sp, prefix) and not suppresses(sp, prefix)}
     origins = set(best)
-    silent = {n for n, sp in speakers.items() if suppresses(sp, prefix)}
+    silent = {n for n, sp in speakers.items() if suppresses(sp, prefix)
+              or (sp.maintenance == ISOLATE and n not in origins)}
+
+    def offered(peer: str) -> tuple[bool, tuple[int, ...]]:
+        drained, path = best[peer]
+        return drained or speakers[peer].maintenance == GRACEFUL_SHUTDOWN, path
+
     for _ in range(len(speakers) + 1):
         changed = False
         for name, sp in speakers.items():
             if name in origins:
                 continue
-            offers = [best[s.peer] for s in live[name]
-                      if s.peer in best and s.peer not in silent and sp.asn not in best[s.peer]]
-            path = (sp.asn, *min(offers, key=lambda p: (len(p), p))) if offers else None
-            if path != best.get(name):
+            offers = [offered(s.peer) for s in live[name]
+                      if s.peer in best and s.peer not in silent and sp.asn not in best[s.peer][1]]
+            chosen = min(offers, key=lambda o: (o[0], len(o[1]), o[1])) if offers else None
+            held = None if chosen is None else (chosen[0], (sp.asn, *chosen[1]))
+            if held != best.get(name):
                 changed = True
-                if path is None:
+                if held is None:
                     best.pop(name, None)
                 else:
-                    best[name] = path
+                    best[name] = held
         if not changed:
             break
     me = speakers[device]
-    usable = [s for s in live[device] if s.peer in best and s.peer not in silent and me.asn not in best[s.peer]]
+    usable = [(s, offered(s.peer)) for s in live[device]
+              if s.peer in best and s.peer not in silent and me.asn not in best[s.peer][1]]
     if not usable:
         return []
-    shortest = min(len(best[s.peer]) for s in usable)
-    return [s for s in usable if len(best[s.peer]) == shortest]
+    preferred = min((drained, len(path)) for _, (drained, path) in usable)
+    return [s for s, (drained, path) in usable if (drained, len(path)) == preferred]

@@ -38,6 +38,14 @@ class BgpSpeaker:
     addresses: dict[str, str]  # this device's interface addresses (without prefix length) -> interface
     networks: tuple[str, ...] = ()  # the prefixes it originates (network statements)
     aggregates: tuple[tuple[str, bool], ...] = ()  # (prefix, summary-only) of its aggregate-address lines
+    # Maintenance mode, as the NOS drains BGP: GRACEFUL_SHUTDOWN (Cumulus, EOS: sessions stay, every route it
+    # advertises carries the graceful-shutdown community, which receivers take at local preference 0) or ISOLATE
+    # (NX-OS GIR's default profile: sessions stay, learned routes are withdrawn, its own are still advertised)
+    maintenance: str | None = None
+
+
+GRACEFUL_SHUTDOWN = "graceful-shutdown"
+ISOLATE = "isolate"
 
 
 def _accepts(configured: int, actual: int, own: int) -> bool:

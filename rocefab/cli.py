@@ -11,7 +11,14 @@ from typing import Annotated, Any
 
 import typer
 
-from rocefab import __version__, deploy_commands, starter_commands, verify_commands, what_if_commands
+from rocefab import (
+    __version__,
+    deploy_commands,
+    drain_commands,
+    starter_commands,
+    verify_commands,
+    what_if_commands,
+)
 from rocefab.bandwidth_commands import bandwidth_app
 from rocefab.collector import collector_paused
 from rocefab.console import EXIT_INPUT, command_group, err, out
@@ -253,6 +260,8 @@ app.command()(deploy_commands.rollback)
 app.command()(verify_commands.verify)
 app.command()(verify_commands.doctor)
 app.command(name="what-if")(what_if_commands.what_if)
+app.command()(drain_commands.drain)
+app.command()(drain_commands.undrain)
 app.add_typer(lab_app, name="lab")
 app.add_typer(bandwidth_app, name="bandwidth")
 app.add_typer(inventory_app, name="inventory")

@@ -86,7 +86,8 @@ def print_drain_plan(drain: DrainPlan) -> None:
     count = sum(len(step.devices) for step in drain.steps)
     err.print(f"drain plan: {count} switch(es) change beyond hitless, drainable in {len(drain.steps)} step(s) (no two "
               "leaves of a pair or rail block, at most an eighth of a leaf's spines at a time; apply does not "
-              "drain them itself yet):", markup=False, soft_wrap=True)
+              "drain them itself yet: rocefab drain --only each step, apply, verify, rocefab undrain):", markup=False,
+              soft_wrap=True)
     for i, step in enumerate(drain.steps, 1):
         nodes = f"; drain nodes {hostlist(step.nodes_losing_a_rail)} in the scheduler first (they lose a rail)" \
             if step.nodes_losing_a_rail else ""

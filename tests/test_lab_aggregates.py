@@ -14,11 +14,11 @@ from conftest import TEST_VERSION
 from test_rail_host_script import RAIL_INTENT
 
 from rocefab.lab import routing
-from rocefab.lab.configtree import ConfigTree
+from rocefab.lab.configtree import ConfigError, ConfigTree, Cursor
 from rocefab.lab.cumulus.nvue import CumulusDevice
 from rocefab.lab.eos.grammar import EOS_GRAMMAR
 from rocefab.lab.nxos.config import NxosConfig
-from rocefab.lab.wiring import BgpPeerConfig, BgpSpeaker, Wiring
+from rocefab.lab.wiring import GRACEFUL_SHUTDOWN, ISOLATE, BgpPeerConfig, BgpSpeaker, Wiring
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.plan import FabricPlan, Role, Switch
 from rocefab.renderers.render import render_fabric
@@ -130,3 +130,77 @@ def test_an_aggregate_needs_a_longer_contributor(aggregates: tuple[tuple[str, bo
     wiring = _fabric(aggregates, networks)
     candidates = {"10.128.0.0/30", "10.128.4.0/30", *HOSTS}
     assert {p for p in candidates if _peers(wiring, "spine", p)} == spine_sees
+
+
+def _two_spines(maintenance: dict[str, str]) -> Wiring:
+    """leaf-a and leaf-b, each on a /31 to spine1 and to spine2; leaf-b and spine1 originate their loopbacks;
+    `maintenance` puts devices in a maintenance mode."""
+    links = [("leaf-a", "e1", "spine1", "s1", "10.1.0.0"), ("leaf-a", "e2", "spine2", "s1", "10.1.0.2"),
+             ("leaf-b", "e1", "spine1", "s2", "10.1.0.4"), ("leaf-b", "e2", "spine2", "s2", "10.1.0.6")]
+    far: dict[tuple[str, str], tuple[str, str]] = {}
+    asn = {"leaf-a": 65001, "leaf-b": 65002, "spine1": 65000, "spine2": 65000}
+    peers: dict[str, list[BgpPeerConfig]] = {name: [] for name in asn}
+    addresses: dict[str, dict[str, str]] = {name: {} for name in asn}
+    for leaf, leaf_port, spine, spine_port, low in links:
+        high = low[:-1] + str(int(low[-1]) + 1)
+        far[(leaf, leaf_port)], far[(spine, spine_port)] = (spine, spine_port), (leaf, leaf_port)
+        addresses[leaf][low], addresses[spine][high] = leaf_port, spine_port
+        peers[leaf].append(BgpPeerConfig(high, asn[spine], None, high))
+        peers[spine].append(BgpPeerConfig(low, asn[leaf], None, low))
+    originated = {"leaf-b": ("10.0.0.2/32",), "spine1": ("10.0.0.11/32",)}
+    wiring = Wiring(far, dict.fromkeys(far, 400))
+    wiring.devices = {name: _Speaker(BgpSpeaker(asn[name], f"10.0.0.{i}", tuple(peers[name]), addresses[name],
+                                                originated.get(name, ()), maintenance=maintenance.get(name)))
+                      for i, name in enumerate(asn, 1)}
+    return wiring
+
+
+def test_a_drained_spine_leaves_the_ecmp_group_while_another_path_exists() -> None:
+    assert sorted(_peers(_two_spines({}), "leaf-a", "10.0.0.2/32") or []) == ["spine1", "spine2"]
+    for mode in (GRACEFUL_SHUTDOWN, ISOLATE):
+        assert _peers(_two_spines({"spine1": mode}), "leaf-a", "10.0.0.2/32") == ["spine2"], mode
+    # every spine drained with graceful shutdown: the tagged paths are all there is, so both still carry traffic
+    both = _two_spines({"spine1": GRACEFUL_SHUTDOWN, "spine2": GRACEFUL_SHUTDOWN})
+    assert sorted(_peers(both, "leaf-a", "10.0.0.2/32") or []) == ["spine1", "spine2"]
+    # isolated, a switch still advertises what it originates, and withdraws what it learnt
+    isolated = _two_spines({"spine1": ISOLATE})
+    assert _peers(isolated, "leaf-a", "10.0.0.11/32") == ["spine1"]
+    assert _peers(_two_spines({"spine1": ISOLATE, "spine2": ISOLATE}), "leaf-a", "10.0.0.2/32") == []
+
+
+def test_a_drained_leaf_is_still_the_only_way_to_its_own_prefix() -> None:
+    drained = _two_spines({"leaf-b": GRACEFUL_SHUTDOWN})
+    assert sorted(_peers(drained, "leaf-a", "10.0.0.2/32") or []) == ["spine1", "spine2"]
+    assert _peers(drained, "spine1", "10.0.0.2/32") == ["leaf-b"]
+
+
+def test_nvue_maintenance_mode_drains_bgp_and_takes_only_its_documented_values(tmp_path: Path) -> None:
+    """Cumulus 5.14, Maintenance Mode: `nv set maintenance unit all-protocols mode enabled|disabled`."""
+    dev = CumulusDevice(tmp_path / "cl", "cl")
+    for line in ("nv set router bgp autonomous-system 65100", "nv set vrf default router bgp router-id 10.0.0.9",
+                 "nv set maintenance unit all-protocols mode enabled"):
+        assert dev.handle(line, "cumulus")[0] == 0, line
+    code, _, err = dev.handle("nv set maintenance unit all-protocols mode maintenance", "cumulus")
+    assert code == 1 and "'maintenance' is not one of ['enabled', 'disabled']" in err
+    assert dev.handle("nv config apply -y", "cumulus")[0] == 0
+    speaker = dev.bgp_speaker()
+    assert speaker is not None and speaker.maintenance == GRACEFUL_SHUTDOWN
+    for line in ("nv set maintenance unit all-protocols mode disabled", "nv config apply -y"):
+        assert dev.handle(line, "cumulus")[0] == 0, line
+    speaker = dev.bgp_speaker()
+    assert speaker is not None and speaker.maintenance is None
+
+
+def test_eos_takes_a_quiesced_maintenance_unit_only_inside_the_unit() -> None:
+    text = "maintenance\n   unit System\n      quiesce\n"
+    assert "      quiesce" in ConfigTree.parse(EOS_GRAMMAR, text).text().splitlines()
+    with pytest.raises(ConfigError):
+        ConfigTree.parse(EOS_GRAMMAR, "maintenance\n   quiesce\n")
+
+
+def test_eos_no_quiesce_clears_the_unit() -> None:
+    tree = ConfigTree.parse(EOS_GRAMMAR, "maintenance\n   unit System\n      quiesce\n")
+    cursor = Cursor(tree)
+    for line in ("maintenance", "unit System", "no quiesce"):
+        cursor.apply(line)
+    assert "quiesce" not in tree.text() and "unit System" in tree.text()

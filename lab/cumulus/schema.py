@@ -192,6 +192,7 @@ system syslog server {host} port <port>
 system message pre-login <text>
 system message post-login <text>
 system gnmi-server state <state>
+maintenance unit all-protocols mode <state>
 system gnmi-server port <port>
 system gnmi-server listening-address {listen}
 system gnmi-server certificate <name>

@@ -15,7 +15,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from rocefab.lab import routing
-from rocefab.lab.wiring import BgpPeerConfig, BgpSpeaker
+from rocefab.lab.wiring import GRACEFUL_SHUTDOWN, BgpPeerConfig, BgpSpeaker
 
 if TYPE_CHECKING:
     from rocefab.lab.cumulus.nvue import CumulusDevice
@@ -86,8 +86,11 @@ def bgp_speaker(dev: CumulusDevice) -> BgpSpeaker | None:
     networks = tuple(str(n) for n in ipv4.get("network") or {})
     aggregates = tuple((str(a), str((conf or {}).get("summary-only", "off")) == "on")
                        for a, conf in (ipv4.get("aggregate-route") or {}).items())
+    # Cumulus 5.14, Maintenance Mode: the all-protocols unit drains BGP with the graceful-shutdown community
+    unit = ((dev.applied.get("maintenance") or {}).get("unit") or {}).get("all-protocols") or {}
+    maintenance = GRACEFUL_SHUTDOWN if str(unit.get("mode", "disabled")) == "enabled" else None
     return BgpSpeaker(asn, str(bgp.get("router-id", top.get("router-id", "0.0.0.0"))), tuple(peers), addresses,
-                      networks, aggregates)
+                      networks, aggregates, maintenance)
 
 
 def ip_route(dev: CumulusDevice, prefix: str) -> Tree:

@@ -80,8 +80,12 @@ MODES = (
          Rule("priority-flow-control pause watchdog default (?:timeout|recovery-time|polling-interval)", SECONDS),
          Rule("priority-flow-control pause watchdog action", "drop|errdisable|notify-only")),
         Sub(rf"router bgp {ASN}", "router-bgp"),
+        # Maintenance mode (EOS User Manual, Maintenance Mode): the System unit quiesced drains the switch
+        Sub("maintenance", "maintenance"),
         Rule("banner (?:login|motd)", heredoc=True),
     )),
+    Mode("maintenance", (Sub(rf"unit {NAME}", "maintenance-unit", natural=True),)),
+    Mode("maintenance-unit", (Rule("quiesce"),)),
     Mode("mgmt-api", (
         Rule("shutdown", negated=True),
         Rule(r"protocol (?:https|http)(?: port \d+)?"),

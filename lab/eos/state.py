@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from rocefab.lab import routing
 from rocefab.lab.configtree import Cursor
-from rocefab.lab.wiring import BgpPeerConfig, BgpSpeaker
+from rocefab.lab.wiring import GRACEFUL_SHUTDOWN, BgpPeerConfig, BgpSpeaker
 
 if TYPE_CHECKING:
     from rocefab.lab.eos.device import EosDevice
@@ -213,7 +213,11 @@ def bgp_speaker(dev: EosDevice) -> BgpSpeaker | None:
                      if (m := re.fullmatch(r"network (\S+)", c.line)))
     aggregates = tuple((m.group(1), bool(m.group(2))) for line in lines
                        if (m := re.fullmatch(r"aggregate-address (\S+)( summary-only)?", line)))
-    return BgpSpeaker(asn, router_id, tuple(peers), addresses, networks, aggregates)
+    # EOS User Manual, Maintenance Mode: the System unit quiesced drains BGP with the graceful-shutdown community
+    units = [unit for block in dev.running.blocks("maintenance").values() for unit in block.children]
+    quiesced = any(unit.line == "unit System" and any(c.line == "quiesce" for c in unit.children) for unit in units)
+    return BgpSpeaker(asn, router_id, tuple(peers), addresses, networks, aggregates,
+                      GRACEFUL_SHUTDOWN if quiesced else None)
 
 
 def ip_route(dev: EosDevice, prefix: str) -> dict[str, Any]:

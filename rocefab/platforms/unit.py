@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rocefab.platforms.disruption import DisruptionTable
+from rocefab.platforms.maintenance import Maintenance
 from rocefab.platforms.spec import PlatformSpec
 from rocefab.renderers.record import record
 
@@ -87,6 +88,8 @@ class DeviceUnit:
     nornir_platforms: tuple[tuple[str, str], ...] = ()
     # How much each kind of changed line disturbs the running device, with sources (platforms/disruption.py).
     disruption: DisruptionTable = DisruptionTable(())
+    # How rocefab drains it (None: not yet: `rocefab drain` refuses it and says so).
+    maintenance: Maintenance | None = None
 
     @property
     def is_switch(self) -> bool:

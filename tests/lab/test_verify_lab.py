@@ -16,6 +16,9 @@ from verifylab import doctor_json as doctor_lab_json
 from verifylab import fault, pushed_lab, rocefab, run_steps
 from verifylab import verify_json as verify_lab_json
 
+from rocefab.deploy.inventory import PasswordSource, load_inventory
+from rocefab.platforms.eos.session import EosSession
+
 ROOT = Path(__file__).resolve().parents[2]
 INTENT = ROOT / "intents" / "lab.yaml"
 
@@ -260,6 +263,51 @@ def apply_rolls_back_a_wave_that_fails_verify(lab: Path, inventory: Path) -> Non
     assert skipped.returncode == 0, skipped.stdout
 
 
+def a_quiesced_leaf_leaves_the_spines_ecmp_group(inventory: Path) -> None:
+    """EOS maintenance mode on leaf1-a (the System unit quiesced) drains BGP with the graceful-shutdown community:
+    the Cumulus spine keeps the pair's subnet only over leaf1-b's two links, which verify's ECMP check reads from
+    FRR as 2 of the planned 4 paths; `no quiesce` gives the spine all four again."""
+    def maintenance(line: str) -> None:
+        access = load_inventory(inventory).access("leaf1-a", "eos", PasswordSource(interactive=False))
+        with EosSession(access) as session:
+            session.load(f"maintenance\n   unit System\n      {line}\n", replace=False)
+            session.commit()
+
+    def spine_subnet() -> dict[str, Any]:
+        _, report = verify_json(inventory)
+        return next(c for c in report["checks"]
+                    if c["device"] == "spine1" and c["check"] == "ecmp" and c["port"] == "10.101.0.0/24")
+
+    maintenance("quiesce")
+    try:
+        drained = spine_subnet()
+        assert drained["verdict"] == "fail" and drained["observed"].startswith("2 paths"), drained
+    finally:
+        maintenance("no quiesce")
+    again = spine_subnet()
+    assert again["verdict"] == "pass" and again["observed"].startswith("4 paths"), again
+
+
+def eos_leaf_drains_with_the_command_and_undrains(inventory: Path) -> None:
+    """`rocefab drain leaf1-a` commits the quiesced System unit and reads the spine's route to the pair's subnet on
+    leaf1-b's links only; `rocefab undrain` brings the four paths back."""
+    drained = rocefab("drain", INTENT, "-i", inventory, "--only", "leaf1-a")
+    try:
+        assert drained.returncode == 0, drained.stdout + drained.stderr
+        assert "drained leaf1-a: 1 route(s) on 1 neighbour(s) as expected" in drained.stdout
+        assert "      quiesce" in running_config(inventory, "leaf1-a")
+    finally:
+        undrained = rocefab("undrain", INTENT, "-i", inventory, "--only", "leaf1-a")
+    assert undrained.returncode == 0, undrained.stdout + undrained.stderr
+    assert "quiesce" not in running_config(inventory, "leaf1-a")
+
+
+def running_config(inventory: Path, name: str) -> str:
+    access = load_inventory(inventory).access(name, "eos", PasswordSource(interactive=False))
+    with EosSession(access) as session:
+        return session.running_config()
+
+
 def test_verify_and_doctor_on_the_lab(lab: Path, subtests: pytest.Subtests) -> None:
     inventory = lab / "inventory.yaml"
     steps = [("pushed lab passes", lambda: pushed_lab_passes_and_every_check_was_made(inventory)),
@@ -272,7 +320,11 @@ def test_verify_and_doctor_on_the_lab(lab: Path, subtests: pytest.Subtests) -> N
               ("counters over a sampling window", lambda: counters_over_a_sampling_window(lab, inventory)),
               ("host counters over a sampling window", lambda: host_counters_over_a_sampling_window(lab, inventory)),
               ("watchdog and ECN marks", lambda: watchdog_and_ecn_marks(lab, inventory)),
-              ("faults refused with reasons", lambda: faults_are_refused_with_reasons(lab, inventory))]
+              ("faults refused with reasons", lambda: faults_are_refused_with_reasons(lab, inventory)),
+              ("a quiesced leaf leaves the spine's ECMP group",
+               lambda: a_quiesced_leaf_leaves_the_spines_ecmp_group(inventory)),
+              ("rocefab drain and undrain an EOS leaf",
+               lambda: eos_leaf_drains_with_the_command_and_undrains(inventory))]
     run_steps(lab, subtests, steps)
 
 

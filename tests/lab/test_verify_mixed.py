@@ -146,6 +146,35 @@ def dlb_needs_an_accepted_reload(lab: Path, inventory: Path) -> None:
     assert back.returncode == 0 and "-hardware profile dlb" in back.stdout, back.stdout + back.stderr
 
 
+def cumulus_leaf_drains_and_undrains(inventory: Path) -> None:
+    """`rocefab drain cl-a` (NVUE maintenance mode, all-protocols unit): the NX-OS spine keeps the cl pair's subnet
+    over cl-b's two links only, as drain reads it and verify sees it; a push keeps the switch drained (its
+    maintenance mode is not the intent's); the pair's other leaf, the only spine and an NX-OS leaf are refused with
+    nothing changed; undrain gives the spine its four paths again."""
+    drained = rocefab("drain", INTENT, "-i", inventory, "--only", "cl-a", "--json")
+    assert drained.returncode == 0, drained.stdout + drained.stderr
+    report = json.loads(drained.stdout)
+    assert report["moved"] and report["checks"] == [
+        {"device": "spine1", "prefix": "10.101.1.0/24", "check": "drained", "expected": "2 paths (cl pair subnet)",
+         "observed": "2 paths", "verdict": "pass"}], report
+    try:
+        code, seen = verify_json(INTENT, inventory)
+        ecmp = next(c for c in seen["checks"] if c["check"] == "ecmp" and c["port"] == "10.101.1.0/24")
+        assert code == 1 and ecmp["observed"].startswith("2 paths"), ecmp
+        assert rocefab("diff", INTENT, "-i", inventory, "--only", "cl-a", "--exit-code").returncode == 0
+        partner = rocefab("drain", INTENT, "-i", inventory, "--only", "cl-b")
+        assert partner.returncode == 1 and "in maintenance mode already: cl-a" in partner.stderr
+        assert "not drained together: cl-a; then cl-b" in partner.stderr and "nothing was changed" in partner.stderr
+        spine = rocefab("drain", INTENT, "-i", inventory, "--only", "spine1")
+        assert spine.returncode == 1 and "spine1: not drained: draining it leaves" in spine.stderr
+        nxos = rocefab("drain", INTENT, "-i", inventory, "--only", "nx-a")
+        assert nxos.returncode == 1 and "nx-a: drain failed: rocefab cannot drain Cisco NX-OS" in nxos.stderr
+    finally:
+        undrained = rocefab("undrain", INTENT, "-i", inventory, "--only", "cl-a")
+    assert undrained.returncode == 0, undrained.stdout + undrained.stderr
+    assert verify_json(INTENT, inventory)[0] == 0
+
+
 def test_verify_and_doctor_on_nxos_and_cumulus(lab: Path, subtests: pytest.Subtests) -> None:
     """One test, one lab, one worker (see test_verify_lab.py)."""
     inventory = lab / "inventory.yaml"
@@ -157,4 +186,5 @@ def test_verify_and_doctor_on_nxos_and_cumulus(lab: Path, subtests: pytest.Subte
         lab, inventory, p)) for pair in ("nx", "cl")]
     steps += [("counters on NX-OS and Cumulus", lambda: counters_on_nxos_and_cumulus(lab, inventory))]
     steps += [("NX-OS DLB needs an accepted reload", lambda: dlb_needs_an_accepted_reload(lab, inventory))]
+    steps += [("a Cumulus leaf drains and undrains", lambda: cumulus_leaf_drains_and_undrains(inventory))]
     run_steps(lab, subtests, steps)

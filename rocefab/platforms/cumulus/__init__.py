@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rocefab.platforms.cumulus.disruption import TABLE as DISRUPTION
+from rocefab.platforms.maintenance import Maintenance
 from rocefab.platforms.spec import Multihoming, PlatformSpec
 from rocefab.platforms.telemetry import QUEUES, SwitchTelemetry
 from rocefab.platforms.unit import (
@@ -121,6 +122,14 @@ UNIT = DeviceUnit(
     display_name=SPEC.display_name,
     spec=SPEC,
     disruption=DISRUPTION,
+    # Cumulus Linux 5.14, Maintenance Mode (5.13 and later; `nv action ... maintenance` before): the all-protocols
+    # unit drains BGP with the graceful-shutdown community, sessions and ports stay up
+    maintenance=Maintenance(
+        "- set:\n    maintenance:\n      unit:\n        all-protocols:\n          mode: enabled\n",
+        "- set:\n    maintenance:\n      unit:\n        all-protocols:\n          mode: disabled\n",
+        "Cumulus Linux 5.14 user guide, Maintenance Mode (https://docs.nvidia.com/networking-ethernet-software/"
+        "cumulus-linux-514/System-Configuration/Maintenance-Mode/)",
+        r"all-protocols:\s*\n\s*mode:\s*enabled\b"),
     target=f"{SPEC.display_name} {SPEC.release}",
     candidate_kind="nvue-yaml",
     transports=("nvue-ssh",),

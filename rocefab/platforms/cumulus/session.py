@@ -52,7 +52,8 @@ def device_local_paths(applied: dict[str, Any], candidate: dict[str, Any]) -> li
     paths = [("system", key) for key in PRESERVED_SYSTEM_KEYS
              if key in applied.get("system", {}) and key not in candidate.get("system", {})]
     paths += [("service", name) for name in applied.get("service", {}) if name not in candidate.get("service", {})]
-    for section, key in (("interface", "eth0"), ("vrf", "mgmt")):
+    # maintenance mode is the switch's state in operation, not the fabric's design: a push keeps it drained
+    for section, key in (("interface", "eth0"), ("vrf", "mgmt"), ("maintenance", "unit")):
         if key in applied.get(section, {}) and key not in candidate.get(section, {}):
             paths.append((section, key))
     return paths

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rocefab.platforms.eos.disruption import TABLE as DISRUPTION
+from rocefab.platforms.maintenance import Maintenance
 from rocefab.platforms.spec import LoadBalancingSupport, Multihoming, PlatformSpec
 from rocefab.platforms.telemetry import QUEUES, SwitchTelemetry
 from rocefab.platforms.unit import (
@@ -105,6 +106,9 @@ PRESERVED = (
     "management api", "interface Management", "vrf instance", "ip route vrf ", "ntp ", "logging ", "snmp-server ",
     "ip name-server", "dns domain", "daemon ", "tacacs-server ", "radius-server ", "ip tacacs ", "ip radius ",
     "ip domain-list ", "banner ",
+    # maintenance mode is the switch's state in operation, not the fabric's design: a push keeps a drained
+    # switch drained (rocefab undrain, or the operator, ends it)
+    "maintenance",
 )
 
 _PORT = re.compile(r"Ethernet([1-9]\d*(?:/\d+)*)")
@@ -161,6 +165,12 @@ UNIT = DeviceUnit(
     display_name=SPEC.display_name,
     spec=SPEC,
     disruption=DISRUPTION,
+    # EOS User Manual, Maintenance Mode: the System unit quiesced drains the switch (BGP keeps its sessions and
+    # sends its routes with the graceful-shutdown community)
+    maintenance=Maintenance("maintenance\n   unit System\n      quiesce\n",
+                            "maintenance\n   unit System\n      no quiesce\n",
+                            "Arista EOS User Manual, Maintenance Mode (https://www.arista.com/en/um-eos/eos-maintenance-mode)",
+                            r"(?m)^   unit System\n      quiesce$"),
     target=f"{SPEC.display_name} {SPEC.release}",
     candidate_kind="eos-config",
     transports=("eapi",),

@@ -1,0 +1,124 @@
+"""`rocefab drain` and `rocefab undrain`: a switch out of the traffic path with its NOS's maintenance mode, and back,
+each time read on its neighbours (deploy/drain.py); what may be drained together is what-if's answer
+(deploy/drain_limits.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rocefab.console import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, err, out
+from rocefab.renderers.plan import FabricPlan
+
+IntentArg = Annotated[Path, typer.Argument(help="intent YAML file", show_default=False)]
+InventoryOpt = Annotated[Path, typer.Option("--inventory", "-i", envvar="ROCEFAB_INVENTORY",
+                                            help="how each device is reached")]
+OnlyOpt = Annotated[str, typer.Option("--only", help="the switches, comma separated")]
+TimeoutOpt = Annotated[float, typer.Option("--timeout", min=1, help="seconds to wait for the neighbours' routes")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="print the result as JSON")]
+
+
+def drain(intent: IntentArg, inventory: InventoryOpt, only: OnlyOpt, timeout: TimeoutOpt = 120.0,
+          as_json: JsonOpt = False) -> None:
+    """Drain switches with their NOS's maintenance mode (EOS: the System unit quiesced; Cumulus 5.13+: the
+    all-protocols unit), then read their BGP neighbours until every route leaves by the planned next hops minus the
+    drained switches. Refused, with nothing changed, where the plan's redundancy does not allow it (a switch whose
+    loss cuts a leaf or host off, both leaves of a pair, ...). Exit 0 drained and moved, 1 refused or not moved in
+    time (the switches stay drained: `rocefab undrain` brings them back), 2 bad input."""
+    _run(intent, inventory, only, timeout, as_json, drain=True)
+
+
+def undrain(intent: IntentArg, inventory: InventoryOpt, only: OnlyOpt, timeout: TimeoutOpt = 120.0,
+            as_json: JsonOpt = False) -> None:
+    """End the maintenance mode of switches, then read their neighbours until every route is back on its planned
+    next hops. Exit 0 back, 1 not back in time, 2 bad input."""
+    _run(intent, inventory, only, timeout, as_json, drain=False)
+
+
+def _run(intent: Path, inventory_path: Path, only: str, timeout: float, as_json: bool, drain: bool) -> None:
+    from rocefab.deploy.drain import drained_now, set_maintenance, wait_for_neighbours
+    from rocefab.deploy.inventory import CredentialError, PasswordSource, load_inventory
+    from rocefab.deploy.session import new_run_id
+    from rocefab.deploy.targets import InventoryMismatch, open_session, plan_accesses
+    from rocefab.models.loader import IntentLoadError
+    from rocefab.pipeline_commands import checked_plan
+
+    plan = checked_plan(intent)
+    names = [n for n in only.split(",") if n]
+    switches = {sw.name for sw in plan.switches}
+    unknown = [n for n in names if n not in switches]
+    if not names or unknown:
+        err.print(f"--only: {', '.join(unknown) or 'nothing'}: name switches of the plan", markup=False)
+        raise typer.Exit(EXIT_INPUT)
+    verb = "drain" if drain else "undrain"
+    try:
+        inventory = load_inventory(inventory_path)
+        accesses = plan_accesses(plan, inventory, PasswordSource())
+    except (IntentLoadError, InventoryMismatch, CredentialError) as exc:
+        err.print(f"{inventory_path}: {exc}", markup=False)
+        raise typer.Exit(EXIT_INPUT) from None
+    run_id = new_run_id()
+    # What is drained already counts: a drain that is safe alone may not be beside another one
+    already, unread = drained_now([a for a in accesses if a.name in switches], open_session, run_id)
+    if unread:
+        for name, why in unread.items():
+            err.print(f"{name}: its maintenance state could not be read: {why}", markup=False)
+        err.print(f"nothing was changed: a {verb} needs to know which switches are drained", markup=False)
+        raise typer.Exit(EXIT_FINDINGS)
+    if already:
+        err.print(f"in maintenance mode already: {', '.join(sorted(already))}", markup=False)
+    if drain:
+        _check_limits(plan, [*sorted(already - set(names)), *names], names)
+    chosen = [a for a in accesses if a.name in names]
+    changed = set_maintenance(chosen, open_session, run_id, drain)
+    failed = {c.name: c.error for c in changed if c.error is not None}
+    for name, error in failed.items():
+        err.print(f"{name}: {verb} failed: {error}", markup=False)
+    done = {c.name for c in changed if c.error is None}
+    still = (already | done) if drain else (already - done)
+    rows = wait_for_neighbours(plan, accesses, open_session, run_id, done, still, timeout) if done else []
+    moved = bool(done) and not failed and not any(r.failed for r in rows)
+    if as_json:
+        print(json.dumps({"command": verb, "devices": sorted(done), "failed": failed, "moved": moved,
+                          "checks": [{"device": r.device, "prefix": r.port, "check": r.check, "expected": r.expected,
+                                      "observed": r.observed, "verdict": r.verdict.value} for r in rows]}, indent=2))
+    for r in rows:
+        if r.failed:
+            err.print(f"{r.device} {r.port}: expected {r.expected}, observed {r.observed}", markup=False)
+    if moved:
+        (err if as_json else out).print(f"{verb}ed {', '.join(sorted(done))}: {len(rows)} route(s) on "
+                                        f"{len({r.device for r in rows})} neighbour(s) as expected", markup=False)
+        raise typer.Exit(EXIT_OK)
+    if done:
+        state = "still drained" if drain else "out of maintenance mode, but"
+        err.print(f"{', '.join(sorted(done))} {state}: the neighbours' routes did not agree within {timeout:g} s",
+                  markup=False)
+    raise typer.Exit(EXIT_FINDINGS)
+
+
+def _check_limits(plan: FabricPlan, together: list[str], names: list[str]) -> None:
+    """Exit 1, nothing changed, unless `together` (the drained switches and `names`) may be drained at once."""
+    from rocefab.deploy.drain_limits import drain_steps
+    from rocefab.renderers.failure_impact import FabricIndex
+
+    limits = drain_steps(FabricIndex(plan), together)
+    refused = {n: why for n, why in limits.refused.items() if n in names}
+    if not refused and len(limits.steps) == 1:
+        rails = limits.steps[0].nodes_losing_a_rail
+        if rails:
+            from rocefab.renderers.slurm_topology import hostlist
+
+            err.print(f"nodes {hostlist(rails)} lose a rail meanwhile: drain them in the scheduler first",
+                      markup=False)
+        return
+    for name, why in refused.items():
+        err.print(f"{name}: not drained: {why}; change it in a maintenance window", markup=False)
+    if len(limits.steps) > 1:
+        err.print("not drained together: " + "; then ".join(", ".join(s.devices) for s in limits.steps)
+                  + " (the plan's redundancy allows these steps one after the other; a drained switch counts)",
+                  markup=False)
+    err.print("nothing was changed", markup=False)
+    raise typer.Exit(EXIT_FINDINGS)

@@ -1,0 +1,45 @@
+"""What `rocefab drain` expects of the neighbours' routes (deploy/drain.py), on pod32's plan: a drained switch's
+next hops leave the routes it was planned on, the others stay, and undraining asks for the plan again."""
+
+from __future__ import annotations
+
+from conftest import example_plan
+
+from rocefab.deploy.drain import moved_rows, neighbours
+from rocefab.deploy.verify.ecmp import planned_routes
+from rocefab.deploy.verify.observation import NextHop
+
+
+def _routes(switch: str, without: set[str]) -> dict[str, tuple[NextHop, ...]]:
+    """The planned routes of `switch` as a device would show them, minus the next hops via `without`."""
+    plan = example_plan("pod32")
+    return {r.prefix: tuple(NextHop(None, port) for port, peer in r.via if peer not in without)
+            for r in planned_routes(plan, plan.switch(switch))}
+
+
+def test_the_neighbours_of_a_leaf_are_its_spines_and_its_peer() -> None:
+    assert neighbours(example_plan("pod32"), {"rack1-a"}) == ["spine1", "spine2", "rack1-b"]
+
+
+def test_a_drained_leaf_leaves_the_spines_routes_and_only_those() -> None:
+    plan = example_plan("pod32")
+    rows = moved_rows(plan, "spine1", _routes("spine1", {"rack1-a"}), {"rack1-a"}, {"rack1-a"})
+    assert rows and all(r.verdict.value == "pass" and r.check == "drained" for r in rows), rows
+    # the pair's subnet was planned over both leaves' 8 links each: 8 are left
+    subnet = next(r for r in rows if "rack1 pair subnet" in r.expected)
+    assert subnet.expected.startswith("8 paths") and subnet.observed == "8 paths"
+    # the device still routes over the drained leaf: the check fails and names the ports
+    still = moved_rows(plan, "spine1", _routes("spine1", set()), {"rack1-a"}, {"rack1-a"})
+    failing = [r for r in still if r.failed]
+    assert failing and all("still by" in r.observed for r in failing)
+
+
+def test_undraining_asks_for_the_plan_again_but_not_of_a_switch_still_drained() -> None:
+    plan = example_plan("pod32")
+    back = moved_rows(plan, "spine1", _routes("spine1", set()), {"rack1-a"}, set())
+    assert back and all(r.verdict.value == "pass" and r.check == "undrained" for r in back)
+    early = moved_rows(plan, "spine1", _routes("spine1", {"rack1-a"}), {"rack1-a"}, set())
+    assert any(r.failed for r in early), "four paths missing: not undrained yet"
+    # rack2-a is still drained: routes through it are not asked back
+    other = moved_rows(plan, "spine1", _routes("spine1", {"rack2-a"}), {"rack1-a"}, {"rack2-a"})
+    assert all(r.verdict.value == "pass" for r in other), other
