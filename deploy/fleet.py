@@ -107,14 +107,26 @@ def _noop(device: str, event: str) -> None:
     pass
 
 
+@dataclass(frozen=True)
+class WaveHooks:
+    """What apply does around a wave: `before(wave)` returns why the wave may not be committed (None: go on);
+    `after(wave, passed)` returns what went wrong after it (None: go on)."""
+
+    before: Callable[[Sequence[str]], str | None]
+    after: Callable[[Sequence[str], bool], str | None]
+
+
 class Fleet:
     def __init__(self, targets: Sequence[Target], sessions: SessionFactory, concurrency: int = 16,
                  progress: Progress = _noop, replace: bool = True, run_id: str | None = None,
                  clean_leftovers: bool = False, gate: Gate | None = None, settle_s: float = 60.0,
                  reviewed: Mapping[str, str] | None = None, stop: StopRequest | None = None,
                  mark: Mark | None = None, force_unlock: bool = False,
-                 accept_reload: bool | frozenset[str] = False) -> None:
+                 accept_reload: bool | frozenset[str] = False, hooks: WaveHooks | None = None) -> None:
         self.targets = list(targets)
+        # Around a wave's commit (apply --drain): before it (a refusal stops the run with the wave unstaged) and
+        # after it committed and passed (a complaint stops the run after it).
+        self.hooks = hooks
         preload(t.access.kind for t in self.targets)  # before any worker thread imports a driver (deploy/preload.py)
         # The run's lock mark (deploy/device_lock.py): `preflight` places it on every device, `release_marks`
         # removes it; a dry run compares no device another run holds; each commit first checks it is still there.
@@ -348,6 +360,12 @@ class Fleet:
         self._open(item, clean=False)
         self._release(item)
 
+    def switch_changes(self) -> list[DeviceResult]:
+        """Before any change: every switch staged, diffed and discarded, as a dry run does (each with its disruption
+        class); hosts are not reached."""
+        with library_logs_to_devices():
+            return self._dry_run([t for t in self.targets if unit(t.access.kind).is_switch])
+
     def reload_changes(self) -> list[DeviceResult]:
         """Before any change: each device whose platform has reload-class sections staged, diffed and discarded, as
         a dry run does; its `reload` names the sections its diff would change (empty where the device says nothing
@@ -402,6 +420,11 @@ class Fleet:
         for index, wave in enumerate(waves):
             if self._stopped():
                 break
+            refused = self.hooks.before(wave) if self.hooks is not None else None
+            if refused is not None:
+                for name in wave:
+                    results[name].status, results[name].error = Status.FAILED, f"{refused}; nothing was committed"
+                break
             live = self._live(by_name[name] for name in wave)
             self._wave = live
             settled = frozenset(name for w in waves[:index + 1] for name in w)
@@ -411,7 +434,11 @@ class Fleet:
                 self._close(live)
             for item in live:
                 results[item.target.name] = item.result
-            if not ok:
+            complaint = self.hooks.after(wave, ok) if self.hooks is not None else None
+            if complaint is not None:
+                for item in live:
+                    item.result.error = "; ".join(filter(None, [item.result.error, complaint]))
+            if not ok or complaint is not None:
                 break
         if self.stop is not None and self._stopped():
             for result in results.values():

@@ -74,6 +74,12 @@ def apply(
     accept_reload: Annotated[bool, typer.Option(
         "--accept-reload", help="push changes a switch applies only after a reload (NX-OS dynamic load balancing), "
                                 "each in a step of its own after the other waves; the switch is not reloaded")] = False,
+    drain: Annotated[bool, typer.Option(
+        "--drain", help="drain each switch whose change is beyond hitless (its NOS's maintenance mode, the drain "
+                        "plan's steps), commit and verify it, then undrain it; refused where the plan cannot spare a "
+                        "switch")] = False,
+    drain_timeout: Annotated[float, typer.Option(
+        "--drain-timeout", min=1, help="seconds to wait for the neighbours' routes after a drain or undrain")] = 120.0,
     as_json: JsonOpt = False,
     exit_code: Annotated[bool, typer.Option(
         "--exit-code", help="with --dry-run: exit 1 when anything would change, 0 when nothing would")] = False,
@@ -106,7 +112,8 @@ def apply(
     else:
         deploy_flow.apply(intent, inventory, canary_groups, confirm_s, backup_dir, concurrency, only, merge,
                           clear_stale_sessions, force_unlock, verify=not no_verify, yes=yes, shown=shown,
-                          source=source, accept_reload=accept_reload)
+                          source=source, accept_reload=accept_reload,
+                          drain_timeout=drain_timeout if drain else None)
 
 
 def rollback(

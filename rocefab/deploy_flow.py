@@ -19,9 +19,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rocefab import deploy_report as report
 from rocefab.console import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, EXIT_UNKNOWN, err, out
 from rocefab.deploy.device_lock import Mark, own_mark
+from rocefab.deploy.drain import SessionFactory, drained_now
 from rocefab.deploy.drain_limits import drain_plan, plan_json
+from rocefab.deploy.drain_run import drain_hooks, drain_waves
 from rocefab.deploy.durable import MIN_FREE_BYTES, writable_with_room
-from rocefab.deploy.fleet import DeviceResult, Fleet, Status, Target, reload_refusal
+from rocefab.deploy.fleet import DeviceResult, Fleet, Status, Target, WaveHooks, reload_refusal
 from rocefab.deploy.inventory import CredentialError, Inventory, PasswordSource, load_inventory
 from rocefab.deploy.library_logs import capture_library_logs
 from rocefab.deploy.session import new_run_id
@@ -327,6 +329,43 @@ def _reload_step(fleet: Fleet, shown: Shown, accept: bool) -> frozenset[str]:
     return frozenset(r.name for r in needing)
 
 
+def _drain_step(plan: FabricPlan, locking: Fleet, targets: Sequence[Target], waves: list[list[str]],
+                reviewed: Sequence[DeviceResult] | None, sessions: SessionFactory, run_id: str, timeout_s: float,
+                shown: Shown) -> tuple[list[list[str]], WaveHooks | None]:
+    """apply --drain, before the backup: each switch's disruption class (from the review, or staged and discarded
+    now), the drain plan, and the waves with its steps; refused with nothing changed where a switch cannot be
+    drained or is drained already."""
+    known = list(reviewed) if reviewed else locking.switch_changes()
+    failed = [r for r in known if r.status not in (Status.PENDING, Status.UNCHANGED)]
+    if failed:
+        report.print_table(failed, "the switches could not be diffed to find what needs draining - nothing was "
+                                   "changed")
+        raise typer.Exit(EXIT_FINDINGS)
+    accesses = [t.access for t in targets]
+    switch_accesses = [a for a in accesses if unit(a.kind).is_switch]
+    already, unread = drained_now(switch_accesses, sessions, run_id)
+    classes = {r.name: r.disruption.disruption for r in known if r.status is Status.PENDING and r.disruption}
+    drains = drain_plan(plan, classes)
+    problems = [f"{name}: its maintenance state could not be read: {why}" for name, why in unread.items()]
+    problems += [f"{name}: drained already: undrain it first, or apply without --drain" for name in sorted(already)]
+    problems += [f"{name}: not drainable: {why}; apply it without --drain in a maintenance window"
+                 for name, why in drains.refused.items()]
+    problems += [f"{a.name}: rocefab cannot drain {unit(a.kind).display_name} yet"
+                 for a in switch_accesses if a.name in {d for s in drains.steps for d in s.devices}
+                 and unit(a.kind).maintenance is None]
+    if problems:
+        for line in problems:
+            err.print(line, markup=False, soft_wrap=True)
+        err.print("apply --drain refused: nothing was changed", markup=False)
+        raise typer.Exit(EXIT_FINDINGS)
+    if not shown.as_json:
+        report.print_drain_plan(drains, applying=True)
+    steps = [list(step.devices) for step in drains.steps]
+    hooks = drain_hooks(plan, accesses, sessions, run_id, steps, timeout_s,
+                        lambda text: err.print(text, markup=False, soft_wrap=True))
+    return drain_waves(waves, steps), hooks
+
+
 def _reload_last(waves: list[list[str]], reloading: frozenset[str]) -> list[list[str]]:
     """Each reload-class device in a step of its own, right after the rest of its wave (so hosts still follow their
     leaves, and a pair's two switches go one after the other).
@@ -344,7 +383,8 @@ def _reload_last(waves: list[list[str]], reloading: frozenset[str]) -> list[list
 
 def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, backup_dir: Path, concurrency: int,
           only: str | None, merge: bool, clear_stale: bool, force_unlock: bool = False, verify: bool = True,
-          yes: bool = False, shown: Shown = PLAIN, source: Source = RENDER, accept_reload: bool = False) -> None:
+          yes: bool = False, shown: Shown = PLAIN, source: Source = RENDER, accept_reload: bool = False,
+          drain_timeout: float | None = None) -> None:
     if not yes and not on_terminal():
         _refuse_unconfirmed()
     sessions = session_factory(clear_stale)
@@ -379,6 +419,7 @@ def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, bac
         reloading = _reload_step(locking, shown, accept_reload)
         waves = _reload_last(waves, reloading)
         approved: dict[str, str] | None = None
+        reviewed: list[DeviceResult] = []
         if not yes:  # Ctrl-C at the question aborts as it always does: nothing has changed
             go, reviewed, accepted = _confirmed(targets, clear_stale, concurrency, merge, mark, shown)
             if not go:
@@ -392,6 +433,10 @@ def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, bac
             hosts = [t for t in hosts if t.name not in declined]
             waves = [kept for wave in waves if (kept := [n for n in wave if n not in declined])]
             approved = {r.name: r.diff for r in reviewed if r.name not in declined}
+        hooks = None
+        if drain_timeout is not None:
+            waves, hooks = _drain_step(plan, locking, targets, waves, reviewed if not yes else None, sessions,
+                                       run_id, drain_timeout, shown)
         with signals() as stop:
             with _progress(len(switches), "backup") as progress:
                 backups = _run(progress, Fleet(switches, sessions, concurrency, run_id=run_id,
@@ -413,7 +458,7 @@ def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, bac
                 fleet = Fleet(targets, sessions, concurrency, replace=not merge, run_id=run_id,
                               clean_leftovers=True, gate=gate,
                               settle_s=min(60.0, confirm_s / 4) if confirm_s else 60.0, reviewed=approved, stop=stop,
-                              mark=mark, accept_reload=reloading)
+                              mark=mark, accept_reload=reloading, hooks=hooks)
                 current.append(fleet)
                 results = _run(progress, fleet).apply(waves, confirm_s or None)
     finally:

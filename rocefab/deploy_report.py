@@ -78,15 +78,16 @@ def print_disruption_total(results: Sequence[DeviceResult]) -> None:
                   soft_wrap=True)
 
 
-def print_drain_plan(drain: DrainPlan) -> None:
-    """On stderr: the steps in which the switches whose change is beyond hitless would be drained, and those no
-    drain can make safe."""
+def print_drain_plan(drain: DrainPlan, applying: bool = False) -> None:
+    """On stderr: the steps in which the switches whose change is beyond hitless would be drained (`applying`:
+    will be, by apply --drain), and those no drain can make safe."""
     if not drain.steps and not drain.refused:
         return
     count = sum(len(step.devices) for step in drain.steps)
+    how = "apply --drain drains, commits, verifies and undrains each step in turn" if applying else \
+        "apply --drain drains them step by step"
     err.print(f"drain plan: {count} switch(es) change beyond hitless, drainable in {len(drain.steps)} step(s) (no two "
-              "leaves of a pair or rail block, at most an eighth of a leaf's spines at a time; apply does not "
-              "drain them itself yet: rocefab drain --only each step, apply, verify, rocefab undrain):", markup=False,
+              f"leaves of a pair or rail block, at most an eighth of a leaf's spines at a time; {how}):", markup=False,
               soft_wrap=True)
     for i, step in enumerate(drain.steps, 1):
         nodes = f"; drain nodes {hostlist(step.nodes_losing_a_rail)} in the scheduler first (they lose a rail)" \

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from napalm import get_network_driver
 
 from rocefab.deploy.inventory import PasswordSource, load_inventory
@@ -66,6 +67,17 @@ def verify_json(intent: Path, inventory: Path, *extra: str) -> tuple[int, dict[s
 def doctor_json(intent: Path, inventory: Path, *extra: str) -> tuple[int, list[dict[str, Any]]]:
     result = rocefab("doctor", intent, "-i", inventory, "--json", *extra)
     return result.returncode, json.loads(result.stdout)["diagnoses"]
+
+
+def pushed_lab_fixture(intent: Path, name: str) -> Any:
+    """A module-scoped `lab` fixture: `intent`'s lab, up and pushed, for the module's tests."""
+
+    @pytest.fixture(scope="module")
+    def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+        with pushed_lab(intent, tmp_path_factory.mktemp(name) / "lab") as folder:
+            yield folder
+
+    return lab
 
 
 def run_steps(lab: Path, subtests: Any, steps: list[tuple[str, Callable[[], None]]]) -> None:
