@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from rocefab.deploy.inventory import Access
 from rocefab.deploy.session import DeployError, DeviceSession, describe
 from rocefab.deploy.verify.checks import Row, Verdict
-from rocefab.deploy.verify.ecmp import planned_routes
+from rocefab.deploy.verify.ecmp import routes_through
 from rocefab.deploy.verify.observation import NextHop, SwitchObservation
-from rocefab.deploy.verify.run import read_fleet
+from rocefab.deploy.verify.run import read_device
 from rocefab.platforms import unit
 from rocefab.renderers.plan import FabricPlan
 
@@ -94,9 +94,7 @@ def moved_rows(plan: FabricPlan, name: str, routes: Mapping[str, tuple[NextHop, 
     planned next hop of: the route must leave by its planned next hops that are not `drained` (the switches in
     maintenance now), no more and no fewer."""
     rows = []
-    for route in planned_routes(plan, plan.switch(name)):
-        if not any(peer in watched for _, peer in route.via):
-            continue
+    for route in routes_through(plan, plan.switch(name), watched):
         expected = [(port, peer) for port, peer in route.via if peer not in drained]
         if not expected:
             continue  # the drained switches are the only way there: they still carry it
@@ -118,10 +116,18 @@ def wait_for_neighbours(plan: FabricPlan, accesses: Sequence[Access], sessions: 
     or `timeout_s` has passed; the last rows read."""
     names = set(neighbours(plan, watched))
     targets = [a for a in accesses if a.name in names]
+    unreachable = sorted(names - {a.name for a in targets})
+    if unreachable:  # a neighbour nobody can read proves nothing: said, never passed
+        return [Row(name, "", "routes", "readable", "not in the inventory given", Verdict.FAIL) for name in unreachable]
+    switches = {sw.name: sw for sw in plan.switches}
+    prefixes = {a.name: [r.prefix for r in routes_through(plan, switches[a.name], watched)] for a in targets}
     deadline = time.monotonic() + timeout_s
     while True:
         rows: list[Row] = []
-        for reading in read_fleet(plan, targets, sessions, run_id):
+        with ThreadPoolExecutor(max_workers=max(1, min(32, len(targets)))) as pool:
+            readings = list(pool.map(lambda a: read_device(a, switches[a.name], sessions, run_id, 0.0,
+                                                           prefixes[a.name]), targets))
+        for reading in readings:
             obs = reading.observation
             if isinstance(obs, SwitchObservation) and obs.routes is not None:
                 rows += moved_rows(plan, reading.name, obs.routes, watched, drained)

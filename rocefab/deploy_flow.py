@@ -24,11 +24,11 @@ from rocefab.deploy.drain_limits import drain_plan, plan_json
 from rocefab.deploy.drain_run import drain_hooks, drain_waves
 from rocefab.deploy.durable import MIN_FREE_BYTES, writable_with_room
 from rocefab.deploy.fleet import DeviceResult, Fleet, Status, Target, WaveHooks, reload_refusal
-from rocefab.deploy.inventory import CredentialError, Inventory, PasswordSource, load_inventory
+from rocefab.deploy.inventory import Access, CredentialError, Inventory, PasswordSource, load_inventory
 from rocefab.deploy.library_logs import capture_library_logs
 from rocefab.deploy.session import new_run_id
 from rocefab.deploy.stop import StopRequest, stop_on_signals
-from rocefab.deploy.targets import InventoryMismatch, build_targets, rollout_waves, session_factory
+from rocefab.deploy.targets import InventoryMismatch, build_targets, plan_accesses, rollout_waves, session_factory
 from rocefab.deploy.verify.gate import plan_gate
 from rocefab.models.loader import IntentLoadError
 from rocefab.pipeline_commands import checked_plan
@@ -329,7 +329,17 @@ def _reload_step(fleet: Fleet, shown: Shown, accept: bool) -> frozenset[str]:
     return frozenset(r.name for r in needing)
 
 
-def _drain_step(plan: FabricPlan, locking: Fleet, targets: Sequence[Target], waves: list[list[str]],
+def _every_switch(plan: FabricPlan, inventory: Path) -> list[Access]:
+    """How to reach every switch of the plan, in the run or not: a drain reads the neighbours of what it drains."""
+    try:
+        return [a for a in plan_accesses(plan, _inventory(inventory), PasswordSource()) if unit(a.kind).is_switch]
+    except (InventoryMismatch, CredentialError) as exc:
+        err.print(f"{inventory}: {exc}", markup=False)
+        raise typer.Exit(EXIT_INPUT) from None
+
+
+def _drain_step(plan: FabricPlan, locking: Fleet, targets: Sequence[Target], every: Sequence[Access],
+                waves: list[list[str]],
                 reviewed: Sequence[DeviceResult] | None, sessions: SessionFactory, run_id: str, timeout_s: float,
                 shown: Shown) -> tuple[list[list[str]], WaveHooks | None]:
     """apply --drain, before the backup: each switch's disruption class (from the review, or staged and discarded
@@ -341,8 +351,7 @@ def _drain_step(plan: FabricPlan, locking: Fleet, targets: Sequence[Target], wav
         report.print_table(failed, "the switches could not be diffed to find what needs draining - nothing was "
                                    "changed")
         raise typer.Exit(EXIT_FINDINGS)
-    accesses = [t.access for t in targets]
-    switch_accesses = [a for a in accesses if unit(a.kind).is_switch]
+    switch_accesses = list(every)
     already, unread = drained_now(switch_accesses, sessions, run_id)
     classes = {r.name: r.disruption.disruption for r in known if r.status is Status.PENDING and r.disruption}
     drains = drain_plan(plan, classes)
@@ -361,7 +370,7 @@ def _drain_step(plan: FabricPlan, locking: Fleet, targets: Sequence[Target], wav
     if not shown.as_json:
         report.print_drain_plan(drains, applying=True)
     steps = [list(step.devices) for step in drains.steps]
-    hooks = drain_hooks(plan, accesses, sessions, run_id, steps, timeout_s,
+    hooks = drain_hooks(plan, switch_accesses, sessions, run_id, steps, timeout_s,
                         lambda text: err.print(text, markup=False, soft_wrap=True))
     return drain_waves(waves, steps), hooks
 
@@ -435,8 +444,8 @@ def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, bac
             approved = {r.name: r.diff for r in reviewed if r.name not in declined}
         hooks = None
         if drain_timeout is not None:
-            waves, hooks = _drain_step(plan, locking, targets, waves, reviewed if not yes else None, sessions,
-                                       run_id, drain_timeout, shown)
+            waves, hooks = _drain_step(plan, locking, targets, _every_switch(plan, inventory), waves,
+                                       reviewed if not yes else None, sessions, run_id, drain_timeout, shown)
         with signals() as stop:
             with _progress(len(switches), "backup") as progress:
                 backups = _run(progress, Fleet(switches, sessions, concurrency, run_id=run_id,

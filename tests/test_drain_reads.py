@@ -43,3 +43,14 @@ def test_undraining_asks_for_the_plan_again_but_not_of_a_switch_still_drained() 
     # rack2-a is still drained: routes through it are not asked back
     other = moved_rows(plan, "spine1", _routes("spine1", {"rack2-a"}), {"rack1-a"}, {"rack2-a"})
     assert all(r.verdict.value == "pass" for r in other), other
+
+
+def test_the_routes_a_drain_moves_are_found_past_verifys_cap() -> None:
+    """cluster1024-rail: verify checks 24 of a spine's prefixes, which need not include leaf128's; the drain of
+    leaf128 still finds every route of the spine's it is a next hop of."""
+    from rocefab.deploy.verify.ecmp import routes_through
+
+    plan = example_plan("cluster1024-rail")
+    spine = plan.switch("spine001")
+    found = routes_through(plan, spine, {"leaf128"})
+    assert found and all(any(peer == "leaf128" for _, peer in r.via) for r in found)

@@ -137,6 +137,31 @@ def planned_routes(plan: FabricPlan, sw: Switch) -> list[PlannedRoute]:
     return list(picked)
 
 
+def routes_through(plan: FabricPlan, sw: Switch, devices: set[str], limit: int = MAX_PREFIXES) -> list[PlannedRoute]:
+    """`sw`'s planned routes with a next hop through one of `devices` (what draining them moves), one prefix per
+    originator set in turn, up to `limit`: unlike `planned_routes`, not capped before it finds them."""
+    sessions = _sessions(plan)
+    own = set(sw.bgp.networks) | set(sw.bgp.advertised)
+    ports = [local_port(sw, n) for n in sw.bgp.neighbors]
+    queues: dict[frozenset[str], list[str]] = {}
+    for prefix, origins in sessions.origins.items():
+        if prefix not in own and sw.name not in origins:
+            queues.setdefault(frozenset(origins), []).append(prefix)
+    picked: list[PlannedRoute] = []
+    for origin, prefixes in queues.items():
+        dist = sessions.distances(origin)
+        mine = dist.get(sw.name)
+        if not mine:
+            continue
+        via = tuple((ports[i], n.peer_device) for i, n in enumerate(sw.bgp.neighbors)
+                    if dist.get(n.peer_device) == mine - 1)
+        if any(peer in devices for _, peer in via):
+            picked += [PlannedRoute(prefix, _what(plan, prefix, set(origin)), via) for prefix in prefixes[:2]]
+        if len(picked) >= limit:
+            break
+    return picked[:limit]
+
+
 def ecmp_rows(plan: FabricPlan, sw: Switch, routes: Mapping[str, tuple[NextHop, ...]]) -> list[Row]:
     """One `ecmp` row per planned route: fewer next hops than planned fails (and names the planned ports no
     next hop leaves by, when the device says which interface each uses); more than planned is a warning."""
