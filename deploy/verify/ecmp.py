@@ -13,7 +13,7 @@ subnet over the sessions to both leaves. A prefix the switch originates itself i
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rocefab.deploy.verify.checks import Row, Verdict
@@ -105,6 +105,30 @@ def _what(plan: FabricPlan, prefix: str, origin: set[str]) -> str:
         "subnet"
 
 
+def _queues(plan: FabricPlan, sw: Switch) -> dict[frozenset[str], list[str]]:
+    """The prefixes `sw` is asked about, by the switches that originate them (its own left out)."""
+    own = set(sw.bgp.networks) | set(sw.bgp.advertised)
+    queues: dict[frozenset[str], list[str]] = {}
+    for prefix, origins in _sessions(plan).origins.items():
+        if prefix not in own and sw.name not in origins:
+            queues.setdefault(frozenset(origins), []).append(prefix)
+    return queues
+
+
+Via = tuple[tuple[str, str], ...]  # (local port, peer device) of each planned next hop
+
+
+def _via(plan: FabricPlan, sw: Switch, origin: frozenset[str], ports: Sequence[str]) -> Via | None:
+    """`sw`'s planned next hops (local port, peer) towards `origin`'s prefixes; None when it cannot reach them by
+    design (an AS of its own on every path)."""
+    dist = _sessions(plan).distances(origin)
+    mine = dist.get(sw.name)
+    if not mine:
+        return None
+    return tuple((ports[i], n.peer_device) for i, n in enumerate(sw.bgp.neighbors)
+                 if dist.get(n.peer_device) == mine - 1)
+
+
 def planned_routes(plan: FabricPlan, sw: Switch) -> list[PlannedRoute]:
     """The prefixes `sw` is checked for, each with its planned next hops: one prefix per originator in turn (its
     loopback, then its subnets), up to MAX_PREFIXES."""
@@ -112,12 +136,8 @@ def planned_routes(plan: FabricPlan, sw: Switch) -> list[PlannedRoute]:
     known = sessions.planned.get(sw.name)
     if known is not None:
         return list(known)
-    own = set(sw.bgp.networks) | set(sw.bgp.advertised)
     # Interleave originators so a capped list still covers each neighbour's paths.
-    queues: dict[frozenset[str], list[str]] = {}
-    for prefix, origins in sessions.origins.items():
-        if prefix not in own and sw.name not in origins:
-            queues.setdefault(frozenset(origins), []).append(prefix)
+    queues = _queues(plan, sw)
     picked: list[PlannedRoute] = []
     ports = [local_port(sw, n) for n in sw.bgp.neighbors]
     while len(picked) < MAX_PREFIXES and any(queues.values()):
@@ -125,37 +145,23 @@ def planned_routes(plan: FabricPlan, sw: Switch) -> list[PlannedRoute]:
             if not prefixes or len(picked) >= MAX_PREFIXES:
                 continue
             prefix = prefixes.pop(0)
-            dist = sessions.distances(origin)
-            mine = dist.get(sw.name)
-            if not mine:
-                prefixes.clear()  # unreachable by design (an AS of its own on every path): none of its prefixes
+            via = _via(plan, sw, origin, ports)
+            if via is None:
+                prefixes.clear()  # unreachable by design: none of its prefixes
                 continue
-            via = tuple((ports[i], n.peer_device) for i, n in enumerate(sw.bgp.neighbors)
-                        if dist.get(n.peer_device) == mine - 1)
             picked.append(PlannedRoute(prefix, _what(plan, prefix, set(origin)), via))
     sessions.planned[sw.name] = picked
     return list(picked)
 
 
 def routes_through(plan: FabricPlan, sw: Switch, devices: set[str], limit: int = MAX_PREFIXES) -> list[PlannedRoute]:
-    """`sw`'s planned routes with a next hop through one of `devices` (what draining them moves), one prefix per
-    originator set in turn, up to `limit`: unlike `planned_routes`, not capped before it finds them."""
-    sessions = _sessions(plan)
-    own = set(sw.bgp.networks) | set(sw.bgp.advertised)
+    """`sw`'s planned routes with a next hop through one of `devices` (what draining them moves), up to two
+    prefixes per originator set, up to `limit`: unlike `planned_routes`, not capped before it finds them."""
     ports = [local_port(sw, n) for n in sw.bgp.neighbors]
-    queues: dict[frozenset[str], list[str]] = {}
-    for prefix, origins in sessions.origins.items():
-        if prefix not in own and sw.name not in origins:
-            queues.setdefault(frozenset(origins), []).append(prefix)
     picked: list[PlannedRoute] = []
-    for origin, prefixes in queues.items():
-        dist = sessions.distances(origin)
-        mine = dist.get(sw.name)
-        if not mine:
-            continue
-        via = tuple((ports[i], n.peer_device) for i, n in enumerate(sw.bgp.neighbors)
-                    if dist.get(n.peer_device) == mine - 1)
-        if any(peer in devices for _, peer in via):
+    for origin, prefixes in _queues(plan, sw).items():
+        via = _via(plan, sw, origin, ports)
+        if via is not None and any(peer in devices for _, peer in via):
             picked += [PlannedRoute(prefix, _what(plan, prefix, set(origin)), via) for prefix in prefixes[:2]]
         if len(picked) >= limit:
             break
