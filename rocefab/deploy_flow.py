@@ -329,12 +329,12 @@ def _reload_step(fleet: Fleet, shown: Shown, accept: bool) -> frozenset[str]:
     return frozenset(r.name for r in needing)
 
 
-def _every_switch(plan: FabricPlan, inventory: Path) -> list[Access]:
+def _every_switch(plan: FabricPlan, inventory: Inventory) -> list[Access]:
     """How to reach every switch of the plan, in the run or not: a drain reads the neighbours of what it drains."""
     try:
-        return [a for a in plan_accesses(plan, _inventory(inventory), PasswordSource()) if unit(a.kind).is_switch]
+        return [a for a in plan_accesses(plan, inventory, PasswordSource()) if unit(a.kind).is_switch]
     except (InventoryMismatch, CredentialError) as exc:
-        err.print(f"{inventory}: {exc}", markup=False)
+        err.print(f"{inventory.file}: {exc}", markup=False)
         raise typer.Exit(EXIT_INPUT) from None
 
 
@@ -403,7 +403,8 @@ def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, bac
     if problem is not None:
         err.print(f"{backup_dir}: backups cannot be saved: {problem}; nothing was changed", markup=False)
         raise typer.Exit(EXIT_INPUT)
-    targets = _targets(plan, _files(intent, plan, source, only), _inventory(inventory), only)
+    loaded = _inventory(inventory)
+    targets = _targets(plan, _files(intent, plan, source, only), loaded, only)
     names = {t.name for t in targets}
     waves = [[n for n in wave if n in names] for wave in rollout_waves(plan, canary_groups)]
     waves = [wave for wave in waves if wave]
@@ -444,7 +445,7 @@ def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, bac
             approved = {r.name: r.diff for r in reviewed if r.name not in declined}
         hooks = None
         if drain_timeout is not None:
-            waves, hooks = _drain_step(plan, locking, targets, _every_switch(plan, inventory), waves,
+            waves, hooks = _drain_step(plan, locking, targets, _every_switch(plan, loaded), waves,
                                        reviewed if not yes else None, sessions, run_id, drain_timeout, shown)
         with signals() as stop:
             with _progress(len(switches), "backup") as progress:
