@@ -12,7 +12,6 @@ left drained and reported so.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -36,15 +35,40 @@ class Changed:
     error: str | None  # None: committed
 
 
+def unable(access: Access, drain: bool = True) -> str | None:
+    """Why rocefab cannot drive this switch's maintenance mode over its access, or None when it can."""
+    platform = unit(access.kind)
+    mode = platform.maintenance
+    if mode is None:
+        return (f"rocefab cannot {'drain' if drain else 'undrain'} {platform.display_name} yet: {platform.key} has no "
+                "maintenance mode in rocefab")
+    if mode.transports and access.transport.value not in mode.transports:
+        return f"{platform.display_name}: {mode.transports_note}"
+    return None
+
+
+def cannot_drain(plan: FabricPlan, access: Access) -> str | None:
+    """Why rocefab cannot drain this switch with its NOS's maintenance mode, or None when it can."""
+    why = unable(access)
+    mode = unit(access.kind).maintenance
+    if why is not None or mode is None or not mode.keeps_own_routes:
+        return why
+    switch = plan.switch(access.name)
+    own = [p for p in switch.bgp.advertised if p != switch.loopback_ipv4]
+    if not own:
+        return None
+    more = f" and {len(own) - 3} more" if len(own) > 3 else ""
+    return f"{unit(access.kind).display_name}: {mode.keeps_own_routes} ({', '.join(own[:3])}{more})"
+
+
 def set_maintenance(accesses: Sequence[Access], sessions: SessionFactory, run_id: str, drain: bool) -> list[Changed]:
     """Merge and commit each switch's maintenance lines (drain) or their removal (undrain), one after the other."""
     out = []
     for access in accesses:
         mode = unit(access.kind).maintenance
-        if mode is None:
-            out.append(Changed(access.name, f"rocefab cannot {'drain' if drain else 'undrain'} "
-                                            f"{unit(access.kind).display_name} yet: {unit(access.kind).key} has no "
-                                            "maintenance mode in rocefab"))
+        why = unable(access, drain)
+        if why is not None or mode is None:
+            out.append(Changed(access.name, why))
             continue
         try:
             with sessions(access, run_id) as session:
@@ -64,14 +88,14 @@ def set_maintenance(accesses: Sequence[Access], sessions: SessionFactory, run_id
 
 def drained_now(accesses: Sequence[Access], sessions: SessionFactory, run_id: str,
                 concurrency: int = 32) -> tuple[set[str], dict[str, str]]:
-    """The switches whose running config holds their maintenance mode, and those that could not be read (why)."""
+    """The switches in their maintenance mode (DeviceSession.in_maintenance), and those that could not be read (why)."""
     def one(access: Access) -> tuple[str, bool | None, str]:
         mode = unit(access.kind).maintenance
-        if mode is None or not mode.drained:
+        if mode is None:
             return access.name, False, ""
         try:
             with sessions(access, run_id) as session:
-                return access.name, re.search(mode.drained, session.running_config()) is not None, ""
+                return access.name, session.in_maintenance(mode.drained), ""
         except DeployError as exc:
             return access.name, None, exc.message
         except Exception as exc:

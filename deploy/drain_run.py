@@ -60,7 +60,8 @@ def drain_hooks(plan: FabricPlan, accesses: Sequence[Access], sessions: SessionF
             late = "; ".join(f"{r.device} {r.port}: {r.observed} (expected {r.expected})" for r in rows if r.failed)
             return (f"drained {names(wave)}, but the neighbours' routes did not move within {timeout_s:g} s ({late}); "
                     f"left drained (rocefab undrain --only {','.join(wave)})")
-        say(f"drained {names(wave)}: {len(rows)} route(s) on {len({r.device for r in rows})} neighbour(s) moved")
+        say(f"drained {names(wave)}: " + (f"{len(rows)} route(s) on {len({r.device for r in rows})} neighbour(s) moved"
+                                          if rows else "no planned route runs through it: nothing to move"))
         return None
 
     def after(wave: Sequence[str], passed: bool) -> str | None:
@@ -77,7 +78,8 @@ def drain_hooks(plan: FabricPlan, accesses: Sequence[Access], sessions: SessionF
         if any(r.failed for r in rows):
             late = "; ".join(f"{r.device} {r.port}: {r.observed} (expected {r.expected})" for r in rows if r.failed)
             return f"committed, verified and undrained, but the neighbours' routes are not all back: {late}"
-        say(f"undrained {names(wave)}: {len(rows)} route(s) on {len({r.device for r in rows})} neighbour(s) back")
+        say(f"undrained {names(wave)}: " + (f"{len(rows)} route(s) on {len({r.device for r in rows})} neighbour(s) back"
+                                            if rows else "no planned route runs through it: nothing to bring back"))
         return None
 
     return WaveHooks(before, after)

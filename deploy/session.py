@@ -8,6 +8,7 @@ Capabilities are class attributes, so the fleet runner asks instead of testing t
 from __future__ import annotations
 
 import datetime as dt
+import re
 import secrets
 import socket
 from abc import ABC, abstractmethod
@@ -187,6 +188,13 @@ class DeviceSession(ABC):
 
     @abstractmethod
     def close(self) -> None: ...
+
+    def in_maintenance(self, drained: str) -> bool:
+        """Whether the switch is in its maintenance mode: `drained` (the unit's Maintenance.drained) found in the
+        running config. A platform whose mode is not configuration reads it its own way."""
+        if not drained:
+            raise DeployError(self.name, f"{type(self).__name__} devices have no maintenance mode to read")
+        return re.search(drained, self.running_config()) is not None
 
     def observe(self, device: Any) -> Observation:
         """Read what verify compares with the plan (deploy/verify/observation.py): `device` is this device's

@@ -19,7 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rocefab import deploy_report as report
 from rocefab.console import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, EXIT_UNKNOWN, err, out
 from rocefab.deploy.device_lock import Mark, own_mark
-from rocefab.deploy.drain import SessionFactory, drained_now
+from rocefab.deploy.drain import SessionFactory, cannot_drain, drained_now
 from rocefab.deploy.drain_limits import drain_plan, plan_json
 from rocefab.deploy.drain_run import drain_hooks, drain_waves
 from rocefab.deploy.durable import MIN_FREE_BYTES, writable_with_room
@@ -359,9 +359,9 @@ def _drain_step(plan: FabricPlan, locking: Fleet, targets: Sequence[Target], eve
     problems += [f"{name}: drained already: undrain it first, or apply without --drain" for name in sorted(already)]
     problems += [f"{name}: not drainable: {why}; apply it without --drain in a maintenance window"
                  for name, why in drains.refused.items()]
-    problems += [f"{a.name}: rocefab cannot drain {unit(a.kind).display_name} yet"
-                 for a in switch_accesses if a.name in {d for s in drains.steps for d in s.devices}
-                 and unit(a.kind).maintenance is None]
+    stepped = {d for s in drains.steps for d in s.devices}
+    problems += [f"{a.name}: not drainable: {why}; apply it without --drain in a maintenance window"
+                 for a in switch_accesses if a.name in stepped and (why := cannot_drain(plan, a)) is not None]
     if problems:
         for line in problems:
             err.print(line, markup=False, soft_wrap=True)

@@ -24,7 +24,8 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="print the result as JSON"
 def drain(intent: IntentArg, inventory: InventoryOpt, only: OnlyOpt, timeout: TimeoutOpt = 120.0,
           as_json: JsonOpt = False) -> None:
     """Drain switches with their NOS's maintenance mode (EOS: the System unit quiesced; Cumulus 5.13+: the
-    all-protocols unit), then read their BGP neighbours until every route leaves by the planned next hops minus the
+    all-protocols unit; NX-OS: graceful removal, `system mode maintenance`, for switches that originate no prefix
+    but their loopback), then read their BGP neighbours until every route leaves by the planned next hops minus the
     drained switches. Refused, with nothing changed, where the plan's redundancy does not allow it (a switch whose
     loss cuts a leaf or host off, both leaves of a pair, ...). Exit 0 drained and moved, 1 refused or not moved in
     time (the switches stay drained: `rocefab undrain` brings them back), 2 bad input."""
@@ -39,7 +40,7 @@ def undrain(intent: IntentArg, inventory: InventoryOpt, only: OnlyOpt, timeout: 
 
 
 def _run(intent: Path, inventory_path: Path, only: str, timeout: float, as_json: bool, drain: bool) -> None:
-    from rocefab.deploy.drain import drained_now, set_maintenance, wait_for_neighbours
+    from rocefab.deploy.drain import cannot_drain, drained_now, set_maintenance, wait_for_neighbours
     from rocefab.deploy.inventory import CredentialError, PasswordSource, load_inventory
     from rocefab.deploy.session import new_run_id
     from rocefab.deploy.targets import InventoryMismatch, open_session, plan_accesses
@@ -60,6 +61,13 @@ def _run(intent: Path, inventory_path: Path, only: str, timeout: float, as_json:
     except (IntentLoadError, InventoryMismatch, CredentialError) as exc:
         err.print(f"{inventory_path}: {exc}", markup=False)
         raise typer.Exit(EXIT_INPUT) from None
+    if drain:
+        unable = {a.name: why for a in accesses if a.name in names and (why := cannot_drain(plan, a)) is not None}
+        for name, why in unable.items():
+            err.print(f"{name}: not drained: {why}", markup=False)
+        if unable:
+            err.print("nothing was changed", markup=False)
+            raise typer.Exit(EXIT_FINDINGS)
     run_id = new_run_id()
     # What is drained already counts: a drain that is safe alone may not be beside another one
     already, unread = drained_now([a for a in accesses if a.name in switches], open_session, run_id)
@@ -89,8 +97,9 @@ def _run(intent: Path, inventory_path: Path, only: str, timeout: float, as_json:
         if r.failed:
             err.print(f"{r.device} {r.port}: expected {r.expected}, observed {r.observed}", markup=False)
     if moved:
-        (err if as_json else out).print(f"{verb}ed {', '.join(sorted(done))}: {len(rows)} route(s) on "
-                                        f"{len({r.device for r in rows})} neighbour(s) as expected", markup=False)
+        read = f"{len(rows)} route(s) on {len({r.device for r in rows})} neighbour(s) as expected" if rows else \
+            "no planned route runs through it, so no neighbour had routes to read"
+        (err if as_json else out).print(f"{verb}ed {', '.join(sorted(done))}: {read}", markup=False)
         raise typer.Exit(EXIT_OK)
     if done:
         state = "still drained" if drain else "out of maintenance mode, but"

@@ -3,11 +3,16 @@ next hops leave the routes it was planned on, the others stay, and undraining as
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from conftest import example_plan
 
-from rocefab.deploy.drain import moved_rows, neighbours
+from rocefab.deploy.drain import cannot_drain, moved_rows, neighbours
+from rocefab.deploy.inventory import Access, Secret, Transport
 from rocefab.deploy.verify.ecmp import planned_routes
 from rocefab.deploy.verify.observation import NextHop
+from rocefab.platforms.nxos.maintenance import in_maintenance
 
 
 def _routes(switch: str, without: set[str]) -> dict[str, tuple[NextHop, ...]]:
@@ -54,3 +59,38 @@ def test_the_routes_a_drain_moves_are_found_past_verifys_cap() -> None:
     spine = plan.switch("spine001")
     found = routes_through(plan, spine, {"leaf128"})
     assert found and all(any(peer == "leaf128" for _, peer in r.via) for r in found)
+
+
+def _access(name: str, kind: str, transport: Transport) -> Access:
+    return Access(name=name, kind=kind, host="127.0.0.1", transport=transport, port=443, ssh_port=22,
+                  username="admin", password=Secret("x"), scheme="https", verify_tls=True, ca_file=None,
+                  verify_host_key=False, known_hosts=Path("/nonexistent"), timeout_s=5, sudo=False)
+
+
+def test_what_each_platforms_maintenance_mode_can_drain() -> None:
+    """GIR keeps what a switch originates advertised: an NX-OS spine (its loopback only) drains, an NX-OS leaf (its
+    pair's host subnet) does not, and neither over SSH; EOS and Cumulus leaves drain (graceful shutdown de-prefers
+    their own routes too)."""
+    plan = example_plan("pod32")
+    assert cannot_drain(plan, _access("spine1", "nxos", Transport.NXAPI)) is None
+    leaf = cannot_drain(plan, _access("rack4-a", "nxos", Transport.NXAPI))
+    assert leaf is not None and "keeps what the switch originates advertised" in leaf
+    assert plan.switch("rack4-a").bgp.advertised[1] in leaf, "the prefix that would still draw traffic is named"
+    ssh = cannot_drain(plan, _access("spine1", "nxos", Transport.NXOS_SSH))
+    assert ssh is not None and "transport: nxapi" in ssh
+    assert cannot_drain(plan, _access("rack1-a", "eos", Transport.EAPI)) is None
+    assert cannot_drain(plan, _access("rack3-a", "cumulus", Transport.NVUE_SSH)) is None
+
+
+@pytest.mark.parametrize(("text", "mode"), [
+    # the form rocefab expects (no verbatim capture found: see rocefab/platforms/nxos/maintenance.py)
+    ("System Mode: Normal\n", False),
+    ("System Mode: Maintenance\n", True),
+    ("\nSystem Mode: Maintenance\nMaintenance Mode Timer: 24 minutes 55 seconds remaining\n", True),
+    # anything else is not understood, never normal
+    ("", None),
+    ("% Invalid command at '^' marker.\n", None),
+    ("System Mode: Transition\n", None),
+])
+def test_show_system_mode_is_read_strictly(text: str, mode: bool | None) -> None:
+    assert in_maintenance(text) is mode

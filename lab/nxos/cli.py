@@ -30,6 +30,9 @@ CHASSIS = "Nexus9000 C9364D-GX2A Chassis"
 BOOTFLASH_BYTES = 53_298_520_064
 ROLLBACK_HEAD = "Note: Applying config parallelly may fail Rollback verification\nCollecting Running-Config\n"
 NO_FILE = "No such file or directory"
+# GIR's commands (configuration mode). Their output, and `show system mode`'s, follow the configuration guide's
+# description; no verbatim capture was found, and rocefab reads only `show system mode` (its reader says which form)
+_SYSTEM_MODE = re.compile(r"(no )?system mode maintenance")
 
 
 @dataclass
@@ -58,16 +61,20 @@ class CliSession:
 
     def __init__(self, device: NxosDevice, implicit_config: bool) -> None:
         self.device, self.implicit = device, implicit_config
+        self.dont_ask = False  # `terminal dont-ask`: questions take their default answer unasked
+        self._question: Callable[[str], Reply] | None = None  # what the next line answers
         self.cursor: Cursor | None = device.running.cursor() if implicit_config else None
         self._exec: list[tuple[re.Pattern[str], Callable[[re.Match[str]], Reply]]] = [
             (re.compile(p), h) for p, h in (
-                (r"(no )?terminal (dont-ask|width \d+|length \d+)", lambda m: Reply()),
+                (r"(no )?terminal dont-ask", self._dont_ask),
+                (r"(no )?terminal (width \d+|length \d+)", lambda m: Reply()),
                 (r"conf(igure)?( t(erminal)?)?", self._configure),
                 (r"end", self._end),
                 (r"exit", self._exit),
                 (r"show running-config( all)?", lambda m: Reply(device.running_config(m.group(0)))),
                 (r"show startup-config", lambda m: Reply(device.startup)),
                 (r"show version", self._show_version),
+                (r"show system mode", self._show_system_mode),
                 (r"show hostname", lambda m: Reply(device.running.hostname, {"hostname": device.running.hostname})),
                 (r"show hosts", lambda m: Reply("DNS lookup enabled\nName servers are 255.255.255.255\n")),
                 (r"show interface status", self._show_interface_status),
@@ -98,7 +105,11 @@ class CliSession:
 
     @property
     def prompt(self) -> str:
+        if self._question is not None:  # the question ends the output; the answer comes on its line
+            return ""
         host = self.device.running.hostname
+        if self.device.system_mode == nxos_state.MAINTENANCE:
+            host += "(maint-mode)"
         return f"{host}({self.cursor.prompt})# " if self.cursor and not self.implicit else f"{host}# "
 
     def run(self, raw: str) -> Reply:
@@ -109,6 +120,9 @@ class CliSession:
                 dev.commands.append(cmd)
             if (dev.faults.drop_on and re.search(dev.faults.drop_on, cmd)) or dev.reach.cut_before(cmd):
                 raise DroppedError(cmd)
+            if self._question is not None:
+                answer, self._question = self._question, None
+                return answer(cmd)
             as_json = cmd.endswith("| json")
             plain = cmd.removesuffix("| json").removesuffix("| no-more").strip()
             reply = self._dispatch(plain)
@@ -127,6 +141,9 @@ class CliSession:
                 return handler(m)
         if self.cursor is None:
             return Reply(INVALID, error=True)
+        gir = _SYSTEM_MODE.fullmatch(cmd)
+        if gir is not None:
+            return self._system_mode(entering=gir.group(1) is None)
         self.cursor.reject = self.device.faults.reject_line
         try:
             self.cursor.apply(cmd)
@@ -153,6 +170,40 @@ class CliSession:
             self.cursor = None
             return Reply()
         raise SessionEndError
+
+    def _dont_ask(self, m: re.Match[str]) -> Reply:
+        self.dont_ask = m.group(1) is None
+        return Reply()
+
+    # -- graceful insertion and removal: the mode and the generated profile's isolation of BGP (lab/nxos/state.py)
+    def _system_mode(self, entering: bool) -> Reply:
+        dev = self.device
+        target = nxos_state.MAINTENANCE if entering else nxos_state.NORMAL
+        router = next((n.line for n in dev.running.root.children if n.line.startswith("router bgp ")), None)
+        steps = [router, "  isolate" if entering else "  no isolate"] if router else []
+        preview = "Following configuration will be applied:\n\n" + "".join(f"{s}\n" for s in steps)
+
+        def apply() -> Reply:
+            dev.system_mode = target
+            applied = "".join(f"Applying : {s}\n" for s in steps)
+            word = "Maintenance" if entering else "Normal"
+            return Reply(f"{preview}\nStarting to apply commands...\n\n{applied}\n{word} mode operation successful.\n")
+
+        if dev.system_mode == target:
+            return Reply()
+        if self.dont_ask:
+            return apply()
+        if self.implicit:  # NX-API cannot be asked: the default answer, no
+            return Reply(preview + "\nDo you want to continue (yes/no)? [no] \n")
+
+        def answered(line: str) -> Reply:
+            return apply() if line.strip().lower() in ("y", "yes") else Reply()
+
+        self._question = answered
+        return Reply(preview + "\nDo you want to continue (yes/no)? [no] ")
+
+    def _show_system_mode(self, m: re.Match[str]) -> Reply:
+        return Reply(f"System Mode: {self.device.system_mode}\n")
 
     # -- files, checkpoints and rollback
     def _file(self, path: str, then: Callable[[str], Reply]) -> Reply:

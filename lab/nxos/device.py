@@ -64,6 +64,8 @@ class NxosDevice:
         self.lock = threading.RLock()
         self.booted = time.monotonic()
         self.startup = self.running_config("show startup-config")
+        # GIR's mode (`system mode maintenance`): device state, not configuration, so replaces and rollbacks keep it
+        self.system_mode = nxos_state.NORMAL
 
     def check_password(self, username: str, password: str) -> bool:
         expected = self.faults.password if self.faults.password is not None else self.password

@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from rocefab.lab import routing
 from rocefab.lab.nxos.config import Node
-from rocefab.lab.wiring import BgpPeerConfig, BgpSpeaker
+from rocefab.lab.wiring import ISOLATE, BgpPeerConfig, BgpSpeaker
 
 if TYPE_CHECKING:
     from rocefab.lab.nxos.device import NxosDevice
 
 DEFAULT_MTU = 1500  # an NX-OS interface without an `mtu` line
+NORMAL, MAINTENANCE = "Normal", "Maintenance"  # the system modes of graceful insertion and removal
 
 
 def _lines(node: Node | None) -> dict[str, str]:
@@ -137,7 +138,9 @@ def bgp_speaker(dev: NxosDevice) -> BgpSpeaker | None:
     networks = tuple(line.split()[1] for line in ipv4 if line.startswith("network "))
     aggregates = tuple((line.split()[1], " summary-only" in line) for line in ipv4
                        if line.startswith("aggregate-address "))
-    return BgpSpeaker(asn, router_id, tuple(peers), addresses, networks, aggregates)
+    # GIR's generated profile isolates BGP: sessions stay up, learned routes are withdrawn from the peers
+    maintenance = ISOLATE if dev.system_mode == MAINTENANCE else None
+    return BgpSpeaker(asn, router_id, tuple(peers), addresses, networks, aggregates, maintenance)
 
 
 def ip_route(dev: NxosDevice, prefix: str) -> dict[str, Any]:

@@ -10,22 +10,13 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
-from verifylab import pushed_lab_fixture, rocefab, verify_json
+from verifylab import ecn_retuned, pushed_lab_fixture, rocefab, verify_json
 
 ROOT = Path(__file__).resolve().parents[2]
 INTENT = ROOT / "intents" / "lab.yaml"
 
 
 lab = pushed_lab_fixture(INTENT, "drain")
-
-
-def retuned(folder: Path, minimum: int) -> Path:
-    doc = yaml.safe_load(INTENT.read_text(encoding="utf-8"))
-    doc["qos"] = {"ecn": {"min_threshold_kbytes": minimum, "max_threshold_kbytes": 1200, "max_mark_percent": 50}}
-    path = folder / f"ecn-{minimum}.yaml"
-    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
-    return path
 
 
 def spine_paths(intent: Path, inventory: Path) -> str:
@@ -39,7 +30,7 @@ def test_apply_drains_each_leaf_in_turn_and_a_failure_leaves_it_drained(lab: Pat
                                                                          subtests: pytest.Subtests) -> None:
     inventory = lab / "inventory.yaml"
     with subtests.test(msg="drain, commit, verify, undrain, leaf by leaf"):
-        intent = retuned(tmp_path, 200)
+        intent = ecn_retuned(INTENT, tmp_path, 200)
         done = rocefab("apply", intent, "-i", inventory, "--yes", "--confirm", "0", "--drain",
                        "--backup-dir", tmp_path / "bk")
         assert done.returncode == 0, done.stdout + done.stderr
@@ -53,7 +44,7 @@ def test_apply_drains_each_leaf_in_turn_and_a_failure_leaves_it_drained(lab: Pat
     with subtests.test(msg="traffic that cannot move leaves the leaf drained, and says so"):
         # leaf1-b's first uplink is pulled: with leaf1-a drained the spine reaches the pair over one link, not the
         # two the plan leaves it, so apply stops after the drain, before any commit, and leaf1-a stays drained
-        intent = retuned(tmp_path, 300)
+        intent = ecn_retuned(INTENT, tmp_path, 300)
         assert rocefab("lab", "fault", "spine1", "link-down", "swp3", "--dir", lab).returncode == 0
         try:
             stopped = rocefab("apply", intent, "-i", inventory, "--yes", "--confirm", "0", "--drain",

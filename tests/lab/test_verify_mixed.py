@@ -149,8 +149,8 @@ def dlb_needs_an_accepted_reload(lab: Path, inventory: Path) -> None:
 def cumulus_leaf_drains_and_undrains(inventory: Path) -> None:
     """`rocefab drain cl-a` (NVUE maintenance mode, all-protocols unit): the NX-OS spine keeps the cl pair's subnet
     over cl-b's two links only, as drain reads it and verify sees it; a push keeps the switch drained (its
-    maintenance mode is not the intent's); the pair's other leaf, the only spine and an NX-OS leaf are refused with
-    nothing changed; undrain gives the spine its four paths again."""
+    maintenance mode is not the intent's); the pair's other leaf, the only spine and an NX-OS leaf (GIR keeps its
+    host subnet advertised) are refused with nothing changed; undrain gives the spine its four paths again."""
     drained = rocefab("drain", INTENT, "-i", inventory, "--only", "cl-a", "--json")
     assert drained.returncode == 0, drained.stdout + drained.stderr
     report = json.loads(drained.stdout)
@@ -168,7 +168,8 @@ def cumulus_leaf_drains_and_undrains(inventory: Path) -> None:
         spine = rocefab("drain", INTENT, "-i", inventory, "--only", "spine1")
         assert spine.returncode == 1 and "spine1: not drained: draining it leaves" in spine.stderr
         nxos = rocefab("drain", INTENT, "-i", inventory, "--only", "nx-a")
-        assert nxos.returncode == 1 and "nx-a: drain failed: rocefab cannot drain Cisco NX-OS" in nxos.stderr
+        assert nxos.returncode == 1 and "nx-a: not drained: Cisco NX-OS" in nxos.stderr, nxos.stderr
+        assert "keeps what the switch originates advertised" in nxos.stderr and "10.101.0.0/24" in nxos.stderr
     finally:
         undrained = rocefab("undrain", INTENT, "-i", inventory, "--only", "cl-a")
     assert undrained.returncode == 0, undrained.stdout + undrained.stderr

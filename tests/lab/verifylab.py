@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from napalm import get_network_driver
 
 from rocefab.deploy.inventory import PasswordSource, load_inventory
@@ -36,6 +37,15 @@ def pushed_lab(intent: Path, folder: Path) -> Iterator[Path]:
         yield folder
     finally:
         rocefab("lab", "down", "--dir", folder)
+
+
+def ecn_retuned(intent: Path, folder: Path, minimum: int) -> Path:
+    """`intent` with its ECN thresholds changed (a change beyond hitless on EOS and NX-OS), written into `folder`."""
+    doc = yaml.safe_load(intent.read_text(encoding="utf-8"))
+    doc["qos"] = {"ecn": {"min_threshold_kbytes": minimum, "max_threshold_kbytes": 1200, "max_mark_percent": 50}}
+    path = folder / f"ecn-{minimum}.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    return path
 
 
 def napalm_driver(inventory: Path, sw: Switch) -> Any:

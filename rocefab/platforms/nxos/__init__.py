@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rocefab.platforms.nxos.disruption import TABLE as DISRUPTION
+from rocefab.platforms.nxos.maintenance import GIR
 from rocefab.platforms.spec import LoadBalancingSupport, Multihoming, PlatformSpec
 from rocefab.platforms.telemetry import QUEUES, SwitchTelemetry
 from rocefab.platforms.unit import (
@@ -148,6 +149,7 @@ UNIT = DeviceUnit(
     display_name=SPEC.display_name,
     spec=SPEC,
     disruption=DISRUPTION,
+    maintenance=GIR,
     target=f"{SPEC.display_name} {SPEC.release}",
     candidate_kind="nxos-config",
     transports=("nxapi", "nxos-ssh"),

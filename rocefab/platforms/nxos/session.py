@@ -221,6 +221,21 @@ class NxosSession(DeviceSession):
         except _ERRORS as exc:
             raise self._fail("rollback failed", exc) from None
 
+    def in_maintenance(self, drained: str) -> bool:
+        """GIR's mode is no configuration: `show system mode` says it (rocefab/platforms/nxos/maintenance.py)."""
+        from rocefab.platforms.nxos import maintenance
+
+        try:
+            text = str(self._device.cli([maintenance.SHOW_SYSTEM_MODE]).get(maintenance.SHOW_SYSTEM_MODE, ""))
+        except _ERRORS as exc:
+            raise self._fail("reading the system mode", exc) from None
+        found = maintenance.in_maintenance(text)
+        if found is None:
+            shown = " ".join(text.split())[:120] or "nothing"
+            raise DeployError(self.name, f"`{maintenance.SHOW_SYSTEM_MODE}` answered {shown!r}, which names neither "
+                                         "normal nor maintenance mode")
+        return found
+
     def observe(self, device: Any) -> Observation:
         from rocefab.platforms.nxos import observe
 
