@@ -15,6 +15,7 @@ import yaml
 from rocefab.deploy import unified
 from rocefab.deploy.diff_groups import group_diffs
 from rocefab.deploy.disruption import classify, classify_path
+from rocefab.deploy.reload_gate import reload_changes
 from rocefab.platforms import unit
 from rocefab.platforms.disruption import Disruption
 from rocefab.renderers.pipeline import check_file
@@ -40,6 +41,20 @@ def test_the_reload_gates_sections_class_as_reload(kind: str) -> None:
     for section in spec.reload_sections:
         assert classify_path(section, unit(kind).disruption)[0] is Disruption.RELOAD
         assert classify_path(f"{section} > mode per-packet", unit(kind).disruption)[0] is Disruption.RELOAD
+
+
+@pytest.mark.parametrize("kind", ["eos", "nxos", "cumulus"])
+def test_every_reload_class_section_is_held_back_by_the_reload_gate(kind: str) -> None:
+    """The other way round: a top-level section the table classes as needing a reload is one the reload gate holds
+    back (apply pushes it only with --accept-reload, in a step of its own), so the class shown in the review and
+    what apply does agree."""
+    spec = unit(kind).spec
+    assert spec is not None
+    for rule in unit(kind).disruption.rules:
+        if rule.disruption is Disruption.RELOAD:
+            section = rule.pattern.removeprefix("^")
+            assert re.fullmatch(r"[a-z][a-z -]*", section), f"{kind}: a reload rule the gate cannot name: {rule}"
+            assert section in spec.reload_sections, f"{kind}: {section!r} is classed reload but not gated"
 
 
 def _candidates(intent: dict[str, object], folder: Path) -> dict[str, tuple[str, list[str]]]:
@@ -88,3 +103,18 @@ def test_a_pfc_watchdog_timer_is_hitless_on_nvue() -> None:
     platform's own timers (nothing changes there); EOS cautious."""
     assert _review({"pfc": {"watchdog": {"polling_interval_ms": 200}}}) == {"cumulus": {"hitless"},
                                                                             "eos": {"qos-reprogram"}}
+
+
+def test_eos_gates_a_change_of_routing_model_and_not_the_default_models_line() -> None:
+    """Leaving ribd (its line replaced by the multi-agent one rocefab renders) or entering it needs a reboot; a switch
+    on the multi-agent model already, with or without the line printed, has nothing held back."""
+    spec = unit("eos").spec
+    assert spec is not None
+    sections = spec.reload_sections
+    rendered = "service routing protocols model multi-agent\nhostname leaf1-a\n"
+    assert reload_changes("service routing protocols model ribd\nhostname leaf1-a\n", rendered, sections) == (
+        "service routing protocols model ribd",)
+    assert reload_changes(rendered, "service routing protocols model ribd\nhostname leaf1-a\n", sections) == (
+        "service routing protocols model ribd",)
+    assert reload_changes(rendered, rendered, sections) == ()
+    assert reload_changes("hostname leaf1-a\n", rendered, sections) == ()

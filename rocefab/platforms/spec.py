@@ -99,8 +99,9 @@ class PlatformSpec:
     dlb_lists_ports: bool = False
     dlb_mac: bool = False
     dlb_flow_set_size: bool = False
-    # Top-level config sections of dynamic load balancing whose change the NOS applies only after a reload (apply
-    # pushes them in a step of their own, only when the operator accepts the reload).
+    # Top-level config sections whose change the NOS applies only after a reload (apply pushes them in a step of
+    # their own, only when the operator accepts the reload); the disruption table classes them `reload`, with its
+    # source.
     reload_sections: tuple[str, ...] = ()
     # The routed interface of VLAN n, as the platform names it in show commands (verify reads its MTU).
     svi_format: str = "Vlan{vlan}"

@@ -90,7 +90,7 @@ SPEC = PlatformSpec(
                             "in and how long a line it takes are from secondary sources or not confirmed"),),
     dlb_lists_ports=True,
     dlb_mac=True,
-    reload_sections=("hardware profile dlb",),
+    reload_sections=("hardware profile dlb", "hardware access-list tcam region"),
     gnmi_port=50051,
     gnmi_tls=True,
     gnmi_get=True,
