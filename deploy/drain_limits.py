@@ -162,14 +162,15 @@ def _finished(index: FabricIndex, devices: Sequence[str], limits: Mapping[str, i
     return DrainStep(tuple(devices), tuple(rails))
 
 
-def drain_plan(plan: FabricPlan, changing: Mapping[str, Disruption]) -> DrainPlan:
+def drain_plan(plan: FabricPlan, changing: Mapping[str, Disruption], rail_leaves_at_once: int = 1) -> DrainPlan:
     """The drain steps for the switches whose change is beyond hitless (`changing`: device -> its class), in the
-    plan's order; hosts are left to the scheduler."""
+    plan's order, with up to `rail_leaves_at_once` rail leaves (of different rail blocks) per step; hosts are left
+    to the scheduler."""
     switches = [s.name for s in plan.switches
                 if s.name in changing and changing[s.name] is not Disruption.HITLESS]
     if not switches:
         return DrainPlan(())
-    return drain_steps(FabricIndex(plan), switches)
+    return drain_steps(FabricIndex(plan), switches, rail_leaves_at_once=rail_leaves_at_once)
 
 
 def plan_json(drain: DrainPlan) -> dict[str, object]:

@@ -21,6 +21,10 @@ StaleOpt = Annotated[bool, typer.Option("--clear-stale-sessions",
 UnlockOpt = Annotated[bool, typer.Option(
     "--force-unlock", help="remove other runs' lock marks from the run's devices (once those runs are known to be "
                            "over)")]
+RailLeavesOpt = Annotated[int, typer.Option(
+    "--rail-leaves-at-once", min=1, max=1024,
+    help="rail leaves drained in one step, each of another rail block (every node loses at most one rail NIC); the "
+         "nodes losing one are named per step")]
 JsonOpt = Annotated[bool, typer.Option(
     "--json", help="print one JSON document on stdout (per device: name, kind, status, diff lines, +/- counts, "
                    "error, seconds; the run's summary and exit code); progress and notes stay on stderr")]
@@ -80,6 +84,7 @@ def apply(
                         "switch")] = False,
     drain_timeout: Annotated[float, typer.Option(
         "--drain-timeout", min=1, help="seconds to wait for the neighbours' routes after a drain or undrain")] = 120.0,
+    rail_leaves: RailLeavesOpt = 1,
     as_json: JsonOpt = False,
     exit_code: Annotated[bool, typer.Option(
         "--exit-code", help="with --dry-run: exit 1 when anything would change, 0 when nothing would")] = False,
@@ -108,12 +113,12 @@ def apply(
     shown, source = deploy_flow.Shown(as_json, exit_code, groups), deploy_flow.Source(rendered, allow_edited)
     if dry_run:
         deploy_flow.dry_run(intent, inventory, concurrency, only, merge, clear_stale_sessions, force_unlock, shown,
-                            source)
+                            source, rail_leaves)
     else:
         deploy_flow.apply(intent, inventory, canary_groups, confirm_s, backup_dir, concurrency, only, merge,
                           clear_stale_sessions, force_unlock, verify=not no_verify, yes=yes, shown=shown,
                           source=source, accept_reload=accept_reload,
-                          drain_timeout=drain_timeout if drain else None)
+                          drain_timeout=drain_timeout if drain else None, rail_leaves_at_once=rail_leaves)
 
 
 def rollback(

@@ -208,7 +208,7 @@ def _preflight(fleet: Fleet, shown: Shown) -> dict[str, list[str]]:
 
 def dry_run(intent: Path, inventory_path: Path, concurrency: int, only: str | None, merge: bool,
             clear_stale: bool, force_unlock: bool = False, shown: Shown = PLAIN,
-            source: Source = RENDER) -> None:
+            source: Source = RENDER, rail_leaves_at_once: int = 1) -> None:
     plan = checked_plan(intent)
     inventory = _inventory(inventory_path)
     targets = _targets(plan, _files(intent, plan, source, only), inventory, only)
@@ -219,7 +219,7 @@ def dry_run(intent: Path, inventory_path: Path, concurrency: int, only: str | No
     explain_unknown(results, intent, inventory_path, None)
     groups = report.diff_groups(results, [sw.name for sw in plan.switches] + [h.name for h in plan.hosts])
     drain = drain_plan(plan, {r.name: r.disruption.disruption for r in results
-                              if r.status is Status.PENDING and r.disruption is not None})
+                              if r.status is Status.PENDING and r.disruption is not None}, rail_leaves_at_once)
     if shown.as_json:
         report.print_json("diff", results, code, run_id=run_id, groups=report.group_json(groups, results),
                           disruption=report.disruption_json(results), drain=plan_json(drain))
@@ -341,7 +341,7 @@ def _every_switch(plan: FabricPlan, inventory: Inventory) -> list[Access]:
 def _drain_step(plan: FabricPlan, locking: Fleet, targets: Sequence[Target], every: Sequence[Access],
                 waves: list[list[str]],
                 reviewed: Sequence[DeviceResult] | None, sessions: SessionFactory, run_id: str, timeout_s: float,
-                shown: Shown) -> tuple[list[list[str]], WaveHooks | None]:
+                shown: Shown, rail_leaves_at_once: int = 1) -> tuple[list[list[str]], WaveHooks | None]:
     """apply --drain, before the backup: each switch's disruption class (from the review, or staged and discarded
     now), the drain plan, and the waves with its steps; refused with nothing changed where a switch cannot be
     drained or is drained already."""
@@ -354,7 +354,7 @@ def _drain_step(plan: FabricPlan, locking: Fleet, targets: Sequence[Target], eve
     switch_accesses = list(every)
     already, unread = drained_now(switch_accesses, sessions, run_id)
     classes = {r.name: r.disruption.disruption for r in known if r.status is Status.PENDING and r.disruption}
-    drains = drain_plan(plan, classes)
+    drains = drain_plan(plan, classes, rail_leaves_at_once)
     problems = [f"{name}: its maintenance state could not be read: {why}" for name, why in unread.items()]
     problems += [f"{name}: drained already: undrain it first, or apply without --drain" for name in sorted(already)]
     problems += [f"{name}: not drainable: {why}; apply it without --drain in a maintenance window"
@@ -393,7 +393,7 @@ def _reload_last(waves: list[list[str]], reloading: frozenset[str]) -> list[list
 def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, backup_dir: Path, concurrency: int,
           only: str | None, merge: bool, clear_stale: bool, force_unlock: bool = False, verify: bool = True,
           yes: bool = False, shown: Shown = PLAIN, source: Source = RENDER, accept_reload: bool = False,
-          drain_timeout: float | None = None) -> None:
+          drain_timeout: float | None = None, rail_leaves_at_once: int = 1) -> None:
     if not yes and not on_terminal():
         _refuse_unconfirmed()
     sessions = session_factory(clear_stale)
@@ -446,7 +446,8 @@ def apply(intent: Path, inventory: Path, canary_groups: int, confirm_s: int, bac
         hooks = None
         if drain_timeout is not None:
             waves, hooks = _drain_step(plan, locking, targets, _every_switch(plan, loaded), waves,
-                                       reviewed if not yes else None, sessions, run_id, drain_timeout, shown)
+                                       reviewed if not yes else None, sessions, run_id, drain_timeout, shown,
+                                       rail_leaves_at_once)
         with signals() as stop:
             with _progress(len(switches), "backup") as progress:
                 backups = _run(progress, Fleet(switches, sessions, concurrency, run_id=run_id,

@@ -19,17 +19,20 @@ InventoryOpt = Annotated[Path, typer.Option("--inventory", "-i", envvar="ROCEFAB
 OnlyOpt = Annotated[str, typer.Option("--only", help="the switches, comma separated")]
 TimeoutOpt = Annotated[float, typer.Option("--timeout", min=1, help="seconds to wait for the neighbours' routes")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print the result as JSON")]
+RailLeavesOpt = Annotated[int, typer.Option(
+    "--rail-leaves-at-once", min=1, max=1024,
+    help="rail leaves that may be drained together, each of another rail block")]
 
 
 def drain(intent: IntentArg, inventory: InventoryOpt, only: OnlyOpt, timeout: TimeoutOpt = 120.0,
-          as_json: JsonOpt = False) -> None:
+          as_json: JsonOpt = False, rail_leaves: RailLeavesOpt = 1) -> None:
     """Drain switches with their NOS's maintenance mode (EOS: the System unit quiesced; Cumulus 5.13+: the
     all-protocols unit; NX-OS: graceful removal, `system mode maintenance`, for switches that originate no prefix
     but their loopback), then read their BGP neighbours until every route leaves by the planned next hops minus the
     drained switches. Refused, with nothing changed, where the plan's redundancy does not allow it (a switch whose
     loss cuts a leaf or host off, both leaves of a pair, ...). Exit 0 drained and moved, 1 refused or not moved in
     time (the switches stay drained: `rocefab undrain` brings them back), 2 bad input."""
-    _run(intent, inventory, only, timeout, as_json, drain=True)
+    _run(intent, inventory, only, timeout, as_json, drain=True, rail_leaves_at_once=rail_leaves)
 
 
 def undrain(intent: IntentArg, inventory: InventoryOpt, only: OnlyOpt, timeout: TimeoutOpt = 120.0,
@@ -39,7 +42,8 @@ def undrain(intent: IntentArg, inventory: InventoryOpt, only: OnlyOpt, timeout: 
     _run(intent, inventory, only, timeout, as_json, drain=False)
 
 
-def _run(intent: Path, inventory_path: Path, only: str, timeout: float, as_json: bool, drain: bool) -> None:
+def _run(intent: Path, inventory_path: Path, only: str, timeout: float, as_json: bool, drain: bool,
+         rail_leaves_at_once: int = 1) -> None:
     from rocefab.deploy.drain import cannot_drain, drained_now, set_maintenance, wait_for_neighbours
     from rocefab.deploy.inventory import CredentialError, PasswordSource, load_inventory
     from rocefab.deploy.session import new_run_id
@@ -79,7 +83,7 @@ def _run(intent: Path, inventory_path: Path, only: str, timeout: float, as_json:
     if already:
         err.print(f"in maintenance mode already: {', '.join(sorted(already))}", markup=False)
     if drain:
-        _check_limits(plan, [*sorted(already - set(names)), *names], names)
+        _check_limits(plan, [*sorted(already - set(names)), *names], names, rail_leaves_at_once)
     chosen = [a for a in accesses if a.name in names]
     changed = set_maintenance(chosen, open_session, run_id, drain)
     failed = {c.name: c.error for c in changed if c.error is not None}
@@ -108,12 +112,12 @@ def _run(intent: Path, inventory_path: Path, only: str, timeout: float, as_json:
     raise typer.Exit(EXIT_FINDINGS)
 
 
-def _check_limits(plan: FabricPlan, together: list[str], names: list[str]) -> None:
+def _check_limits(plan: FabricPlan, together: list[str], names: list[str], rail_leaves_at_once: int) -> None:
     """Exit 1, nothing changed, unless `together` (the drained switches and `names`) may be drained at once."""
     from rocefab.deploy.drain_limits import drain_steps
     from rocefab.renderers.failure_impact import FabricIndex
 
-    limits = drain_steps(FabricIndex(plan), together)
+    limits = drain_steps(FabricIndex(plan), together, rail_leaves_at_once=rail_leaves_at_once)
     refused = {n: why for n, why in limits.refused.items() if n in names}
     if not refused and len(limits.steps) == 1:
         rails = limits.steps[0].nodes_losing_a_rail

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import example_plan
 
-from rocefab.deploy.drain_limits import drain_steps
+from rocefab.deploy.drain_limits import drain_plan, drain_steps
+from rocefab.platforms.disruption import Disruption
 from rocefab.renderers.failure_impact import FabricIndex, evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,10 +51,11 @@ def test_rail_leaves_go_one_at_a_time_and_name_the_nodes_to_drain_in_the_schedul
     assert [s.devices for s in apart.steps] == [("leaf001", "leaf002")], "different nodes: together when allowed"
 
 
-@pytest.mark.parametrize("name", ["pod32", "cluster1024-rail", "tor128-3tier"])
-def test_every_step_of_a_whole_fabric_keeps_the_rules_when_evaluated_as_a_whole(name: str) -> None:
+@pytest.mark.parametrize(("name", "rail_leaves"), [("pod32", 1), ("cluster1024-rail", 1), ("cluster1024-rail", 8),
+                                                  ("tor128-3tier", 1)])
+def test_every_step_of_a_whole_fabric_keeps_the_rules_when_evaluated_as_a_whole(name: str, rail_leaves: int) -> None:
     index = index_of(name)
-    plan = drain_steps(index, list(index.switches))
+    plan = drain_steps(index, list(index.switches), rail_leaves_at_once=rail_leaves)
     drained = [d for s in plan.steps for d in s.devices]
     assert sorted(drained + list(plan.refused)) == sorted(index.switches) and len(set(drained)) == len(drained)
     for step in plan.steps:
@@ -64,3 +66,17 @@ def test_every_step_of_a_whole_fabric_keeps_the_rules_when_evaluated_as_a_whole(
         assert all(s.uppers is None or s.uppers[0] - s.uppers[1] <= max(1, s.uppers[0] // 8)
                    for s in impact.switches), step.devices
         assert not [s for s in impact.switches if s.cut_off and index.hosts_of_switch.get(s.name)], step.devices
+
+
+def test_more_rail_leaves_at_once_means_fewer_steps_and_still_one_rail_per_node() -> None:
+    """cluster1024-rail's 128 rail leaves: one per step by default; eight at once (one of each of eight rail blocks)
+    take an eighth of the steps, and each node still loses at most one rail NIC per step."""
+    plan = example_plan("cluster1024-rail")
+    leaves = [s.name for s in plan.switches if s.rail is not None]
+    one, eight = drain_plan(plan, dict.fromkeys(leaves, Disruption.QOS_REPROGRAM)), \
+        drain_plan(plan, dict.fromkeys(leaves, Disruption.QOS_REPROGRAM), rail_leaves_at_once=8)
+    assert len(one.steps) == len(leaves) == 128 and len(eight.steps) == 16
+    for step in eight.steps:
+        nodes = step.nodes_losing_a_rail
+        # each leaf serves 64 nodes and the eight are of eight blocks: 512 distinct nodes lose one rail each
+        assert len(step.devices) == 8 and len(nodes) == len(set(nodes)) == 8 * 64, (step.devices, len(nodes))

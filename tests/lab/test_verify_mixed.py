@@ -177,18 +177,20 @@ def cumulus_leaf_drains_and_undrains(inventory: Path) -> None:
 
 
 def cumulus_pair_changes_under_apply_drain(inventory: Path, folder: Path) -> None:
-    """apply --drain --only the Cumulus pair, an MTU change (port-flap on NVUE): cl-a then cl-b, each drained
-    (the NX-OS spine read until the pair's subnet leaves by the other leaf only), committed, verified, undrained
-    (read until its four paths are back); the original MTU goes back the same way."""
+    """apply --drain --only the Cumulus pair, the lossless priority moved (PFC and the RoCE mode re-program the
+    buffers on NVUE: qos-reprogram): cl-a then cl-b, each drained (the NX-OS spine read until the pair's subnet
+    leaves by the other leaf only), committed, verified, undrained (read until its four paths are back); the
+    original priority goes back the same way."""
     doc = yaml.safe_load(INTENT.read_text(encoding="utf-8"))
-    doc.setdefault("mtu", {})["switch_bytes"] = 9200
-    changed = folder / "mtu.yaml"
+    doc.setdefault("qos", {})["roce"] = {"dscp": 24, "priority": 4}
+    changed = folder / "priority4.yaml"
     changed.write_text(yaml.safe_dump(doc), encoding="utf-8")
     for intent in (changed, INTENT):
         done = rocefab("apply", intent, "-i", inventory, "--only", "cl-a,cl-b", "--yes", "--confirm", "0", "--drain",
                        "--backup-dir", folder / "bk")
         assert done.returncode == 0, done.stdout + done.stderr
         assert "apply in 2 wave(s): cl-a | cl-b" in done.stdout, done.stdout
+        assert "2 switch(es) change beyond hitless" in done.stderr, done.stderr
         steps = [line.split(":")[0] for line in done.stderr.splitlines() if re.match(r"(un)?drained cl-", line)]
         assert steps == ["drained cl-a", "undrained cl-a", "drained cl-b", "undrained cl-b"], done.stderr
         assert "drained cl-a: 1 route(s) on 1 neighbour(s) moved" in done.stderr
@@ -207,5 +209,6 @@ def test_verify_and_doctor_on_nxos_and_cumulus(lab: Path, subtests: pytest.Subte
     steps += [("counters on NX-OS and Cumulus", lambda: counters_on_nxos_and_cumulus(lab, inventory))]
     steps += [("NX-OS DLB needs an accepted reload", lambda: dlb_needs_an_accepted_reload(lab, inventory))]
     steps += [("a Cumulus leaf drains and undrains", lambda: cumulus_leaf_drains_and_undrains(inventory))]
-    steps += [("the Cumulus pair under apply --drain", lambda: cumulus_pair_changes_under_apply_drain(inventory, lab))]
+    steps += [("the Cumulus pair's lossless priority moved under apply --drain",
+               lambda: cumulus_pair_changes_under_apply_drain(inventory, lab))]
     run_steps(lab, subtests, steps)
