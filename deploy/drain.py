@@ -24,7 +24,7 @@ from rocefab.deploy.verify.ecmp import routes_through
 from rocefab.deploy.verify.observation import NextHop, SwitchObservation
 from rocefab.deploy.verify.run import read_device
 from rocefab.platforms import unit
-from rocefab.renderers.plan import FabricPlan
+from rocefab.renderers.plan import FabricPlan, PortRole
 
 SessionFactory = Callable[[Access, str], DeviceSession]
 
@@ -163,3 +163,36 @@ def wait_for_neighbours(plan: FabricPlan, accesses: Sequence[Access], sessions: 
         if not any(r.failed for r in rows) or time.monotonic() >= deadline:
             return rows
         time.sleep(poll_s)
+
+
+def wait_until_quiet(plan: FabricPlan, accesses: Sequence[Access], sessions: SessionFactory, run_id: str,
+                     drained: set[str], timeout_s: float, sample_s: float = 2.0) -> list[Row]:
+    """Read the drained switches' counters twice `sample_s` apart until none paused or ECN-marked RoCE traffic in
+    the window (a QoS change then finds no RoCE packet queued), or `timeout_s` has passed; the last rows read. A
+    switch whose counters could not be read is a FAIL; counters it does not report, a WARN. A leaf is not waited
+    for, only reported: a BGP drain moves what comes from the fabric, while its hosts keep sending on their bond
+    member to it until the scheduler drains them."""
+    from rocefab.deploy.verify.checks import lossless_class
+    from rocefab.deploy.verify.counter_checks import quiet_row
+
+    targets = [a for a in accesses if a.name in drained]
+    switches = {sw.name: sw for sw in plan.switches}
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with ThreadPoolExecutor(max_workers=max(1, min(32, len(targets)))) as pool:
+            readings = list(pool.map(lambda a: read_device(a, switches[a.name], sessions, run_id, sample_s), targets))
+        rows = []
+        for reading in readings:
+            sw = switches[reading.name]
+            if reading.counters is None:
+                rows.append(Row(reading.name, "", "queue-quiet", "counters read twice", reading.counters_error
+                                or reading.error or "no counters read", Verdict.FAIL))
+                continue
+            row = quiet_row(plan, sw, *reading.counters, lossless_class(plan, sw), sample_s)
+            if row.failed and any(p.role is PortRole.HOST for p in sw.ports):
+                row = Row(row.device, row.port, row.check, row.expected,
+                          f"its hosts still send to it (drain them in the scheduler for a quiet queue): {row.observed}",
+                          Verdict.WARN)
+            rows.append(row)
+        if not any(r.failed for r in rows) or time.monotonic() >= deadline:
+            return rows

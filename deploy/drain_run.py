@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from rocefab.deploy.drain import SessionFactory, set_maintenance, wait_for_neighbours
+from rocefab.deploy.drain import SessionFactory, set_maintenance, wait_for_neighbours, wait_until_quiet
 from rocefab.deploy.fleet import WaveHooks
 from rocefab.deploy.inventory import Access
 from rocefab.renderers.plan import FabricPlan
@@ -62,6 +62,14 @@ def drain_hooks(plan: FabricPlan, accesses: Sequence[Access], sessions: SessionF
                     f"left drained (rocefab undrain --only {','.join(wave)})")
         say(f"drained {names(wave)}: " + (f"{len(rows)} route(s) on {len({r.device for r in rows})} neighbour(s) moved"
                                           if rows else "no planned route runs through it: nothing to move"))
+        quiet = wait_until_quiet(plan, accesses, sessions, run_id, set(wave), timeout_s)
+        if any(r.failed for r in quiet):
+            busy = "; ".join(f"{r.device}: {r.observed}" for r in quiet if r.failed)
+            return (f"drained {names(wave)} and the routes moved, but the lossless queue was not quiet within "
+                    f"{timeout_s:g} s ({busy}); left drained (rocefab undrain --only {','.join(wave)})")
+        for r in quiet:
+            say(f"{r.device}: lossless queue {'quiet' if r.verdict.value == 'pass' else 'not judged'}: {r.observed} "
+                f"(expected {r.expected})")
         return None
 
     def after(wave: Sequence[str], passed: bool) -> str | None:

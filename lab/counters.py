@@ -48,15 +48,26 @@ class Counters:
     errors: dict[End, float] = field(default_factory=dict)
     watchdogs: dict[End, float] = field(default_factory=dict)  # a storm the port's watchdog keeps shutting
     congested: dict[End, float] = field(default_factory=dict)  # egress congestion: ECN marks
+    # A port with no traffic to carry (its switch drained, the fabric routing around it): since when, and the idle
+    # time of earlier spells; its packets, pauses and marks stand still meanwhile (faults still count)
+    idle_since: dict[End, float] = field(default_factory=dict)
+    idle_before: dict[End, float] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         self.started = self.clock()
 
-    def read(self, end: End, far: End | None, up: bool) -> PortCounters:
-        """The counters of `end` now; a port that is down counts nothing new (kept simple: it counts from zero)."""
+    def read(self, end: End, far: End | None, up: bool, carrying: bool = True) -> PortCounters:
+        """The counters of `end` now; a port that is down counts nothing new (kept simple: it counts from zero), and
+        one not `carrying` traffic stands still from the first read that says so until one says it carries again."""
         now = self.clock()
-        alive = now - self.started if up else 0.0
+        with self.lock:
+            if not carrying:
+                self.idle_since.setdefault(end, now)
+            elif end in self.idle_since:
+                self.idle_before[end] = self.idle_before.get(end, 0.0) + now - self.idle_since.pop(end)
+            idle = self.idle_before.get(end, 0.0) + (now - self.idle_since[end] if end in self.idle_since else 0.0)
+        alive = now - self.started - idle if up else 0.0
         with self.lock:
             # a storm on `end` is received pause frames here, and the far end sends them
             storm_rx = now - self.storms[end] if end in self.storms and up else 0.0

@@ -104,7 +104,19 @@ class Wiring:
     def port_counters(self, device: str, port: str) -> PortCounters:
         with self.lock:
             far = self.far.get((device, port))
-        return self.counters.read((device, port), far, self.up(device, port))
+        carrying = far is None or (self._carries(device) and self._carries(far[0]))
+        return self.counters.read((device, port), far, self.up(device, port), carrying)
+
+    def _carries(self, device: str) -> bool:
+        """Whether `device` still carries its ports' traffic: a switch in maintenance with only switches cabled to it
+        (a spine) does not, its neighbours routing around it; a drained leaf still takes what its hosts send on
+        their bond member (a BGP drain moves only what comes from the fabric)."""
+        speaker = self._speaker(device)
+        if speaker is None or speaker.maintenance is None:
+            return True
+        with self.lock:
+            fars = [far[0] for (name, _), far in self.far.items() if name == device]
+        return any(self._speaker(name) is None for name in fars)
 
     def speed_gbps(self, device: str, port: str) -> int | None:
         """The speed the link trained at (the slower optic of its two ends), or None when not cabled."""

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from rocefab.console import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, err, out
 from rocefab.renderers.plan import FabricPlan
+
+if TYPE_CHECKING:
+    from rocefab.deploy.verify.checks import Row
 
 IntentArg = Annotated[Path, typer.Argument(help="intent YAML file", show_default=False)]
 InventoryOpt = Annotated[Path, typer.Option("--inventory", "-i", envvar="ROCEFAB_INVENTORY",
@@ -44,7 +47,7 @@ def undrain(intent: IntentArg, inventory: InventoryOpt, only: OnlyOpt, timeout: 
 
 def _run(intent: Path, inventory_path: Path, only: str, timeout: float, as_json: bool, drain: bool,
          rail_leaves_at_once: int = 1) -> None:
-    from rocefab.deploy.drain import cannot_drain, drained_now, set_maintenance, wait_for_neighbours
+    from rocefab.deploy.drain import cannot_drain, drained_now, set_maintenance, wait_for_neighbours, wait_until_quiet
     from rocefab.deploy.inventory import CredentialError, PasswordSource, load_inventory
     from rocefab.deploy.session import new_run_id
     from rocefab.deploy.targets import InventoryMismatch, open_session, plan_accesses
@@ -93,23 +96,39 @@ def _run(intent: Path, inventory_path: Path, only: str, timeout: float, as_json:
     still = (already | done) if drain else (already - done)
     rows = wait_for_neighbours(plan, accesses, open_session, run_id, done, still, timeout) if done else []
     moved = bool(done) and not failed and not any(r.failed for r in rows)
+    # once the traffic has moved, nothing may be left queueing on the drained switches' lossless queue either
+    quiet = wait_until_quiet(plan, accesses, open_session, run_id, done, timeout) if moved and drain else []
+    settled = moved and not any(r.failed for r in quiet)
     if as_json:
         print(json.dumps({"command": verb, "devices": sorted(done), "failed": failed, "moved": moved,
-                          "checks": [{"device": r.device, "prefix": r.port, "check": r.check, "expected": r.expected,
-                                      "observed": r.observed, "verdict": r.verdict.value} for r in rows]}, indent=2))
-    for r in rows:
+                          "quiet": settled if drain and moved else None,
+                          "checks": [_row_json(r, "prefix") for r in rows],
+                          "queues": [_row_json(r, "port") for r in quiet]}, indent=2))
+    for r in [*rows, *quiet]:
         if r.failed:
             err.print(f"{r.device} {r.port}: expected {r.expected}, observed {r.observed}", markup=False)
-    if moved:
+    said = err if as_json else out
+    for r in quiet:
+        said.print(f"{r.device}: lossless queue {'quiet' if r.verdict.value == 'pass' else 'not judged'}: "
+                   f"{r.observed} (expected {r.expected})", markup=False)
+    if settled:
         read = f"{len(rows)} route(s) on {len({r.device for r in rows})} neighbour(s) as expected" if rows else \
             "no planned route runs through it, so no neighbour had routes to read"
-        (err if as_json else out).print(f"{verb}ed {', '.join(sorted(done))}: {read}", markup=False)
+        said.print(f"{verb}ed {', '.join(sorted(done))}: {read}", markup=False)
         raise typer.Exit(EXIT_OK)
-    if done:
+    if moved:
+        err.print(f"{', '.join(sorted(done))} still drained: the routes moved, but the lossless queue was not quiet "
+                  f"within {timeout:g} s", markup=False)
+    elif done:
         state = "still drained" if drain else "out of maintenance mode, but"
         err.print(f"{', '.join(sorted(done))} {state}: the neighbours' routes did not agree within {timeout:g} s",
                   markup=False)
     raise typer.Exit(EXIT_FINDINGS)
+
+
+def _row_json(r: Row, where: str) -> dict[str, str]:
+    return {"device": r.device, where: r.port, "check": r.check, "expected": r.expected, "observed": r.observed,
+            "verdict": r.verdict.value}
 
 
 def _check_limits(plan: FabricPlan, together: list[str], names: list[str], rail_leaves_at_once: int) -> None:

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from rocefab.deploy.verify.checks import Verdict, counter_rows
-from rocefab.deploy.verify.counter_checks import port_rows
+from rocefab.deploy.verify.counter_checks import port_rows, quiet_row
 from rocefab.deploy.verify.doctor import diagnose
 from rocefab.deploy.verify.observation import PortCounters
+from rocefab.lab.counters import Counters
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.plan import FabricPlan, Switch
 
@@ -112,3 +113,41 @@ def test_a_port_missing_from_a_read_warns_and_doctor_names_the_command() -> None
     evidence = sorted(d.evidence[0] for d in found)
     assert evidence[0] == f"counters: not reported on {ports[0]}"
     assert "`show queuing pfc-queue detail`" in evidence[1] and "more" in evidence[1]
+
+
+def test_a_drained_switchs_queue_is_quiet_only_with_no_pause_and_no_mark_on_any_port() -> None:
+    """What `rocefab drain` waits for on a drained switch (deploy/drain.py wait_until_quiet): traffic alone is no
+    objection, a single pause frame or ECN mark on the lossless queue is, and a port not read is never quiet."""
+    spine = next(sw for sw in PLAN.switches if sw.platform == "nxos" and sw.role.value == "spine")
+    ports = [p.name for p in spine.ports]
+    before = dict.fromkeys(ports, read())
+    moving = dict.fromkeys(ports, read(packets=1_000))
+    quiet = quiet_row(PLAN, spine, before, moving, LOSSLESS, 2.0)
+    assert quiet.verdict is Verdict.PASS and quiet.observed == f"quiet on {len(ports)} ports"
+    paused = {**moving, ports[1]: read(packets=1_000, pause=3)}
+    busy = quiet_row(PLAN, spine, before, paused, LOSSLESS, 2.0)
+    assert busy.verdict is Verdict.FAIL and busy.observed == f"{ports[1]} 3 pause frames, 0 ECN marks", busy
+    marked = quiet_row(PLAN, spine, before, {**moving, ports[0]: read(marks=7)}, LOSSLESS, 2.0)
+    assert marked.verdict is Verdict.FAIL and "7 ECN marks" in marked.observed
+    unread = quiet_row(PLAN, spine, before, {p: c for p, c in moving.items() if p != ports[2]}, LOSSLESS, 2.0)
+    assert unread.verdict is Verdict.WARN and ports[2] in unread.observed
+
+
+def test_the_lab_counts_nothing_on_a_port_while_it_carries_no_traffic() -> None:
+    now = [100.0]
+    counters = Counters(clock=lambda: now[0])
+    end, far = ("spine1", "Ethernet1/1"), ("leaf1", "Ethernet1/49")
+    now[0] += 1
+    first = counters.read(end, far, True, carrying=False)
+    now[0] += 5
+    idle = counters.read(end, far, True, carrying=False)
+    assert idle == first, "a drained spine's port stands still"
+    now[0] += 1
+    assert counters.read(end, far, True, carrying=True) == first, "the spell ends at the read that sees it end"
+    now[0] += 1
+    again = counters.read(end, far, True, carrying=True)
+    assert again.in_packets == first.in_packets + 1_000_000, "it counts again from where it stood"
+    counters.storm(end)
+    now[0] += 1
+    stormed = counters.read(end, far, True, carrying=False)
+    assert stormed.pfc_rx > again.pfc_rx, "a fault still counts while idle"

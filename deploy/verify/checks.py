@@ -178,6 +178,14 @@ def switch_rows(plan: FabricPlan, sw: Switch, obs: SwitchObservation) -> list[Ro
 
 
 # -- counters over a sampling window ---------------------------------------------------------------------------------
+def lossless_class(plan: FabricPlan, sw: Switch) -> int:
+    """The class (traffic class, qos-group) RoCE's queue counters are kept under on `sw`: where a lossless profile
+    owns fixed classes, the profile's."""
+    spec = unit(sw.platform).spec
+    return spec.roce_profile_classes[0] if spec and spec.roce_profile_classes else \
+        _classes(plan, sw)[plan.qos.roce_priority]
+
+
 def counter_rows(plan: FabricPlan, sw: Switch, before: Mapping[str, PortCounters], after: Mapping[str, PortCounters],
                  seconds: float) -> list[Row]:
     """What each port did between two reads `seconds` apart (counter_checks.py); a port missing from either read
@@ -185,10 +193,7 @@ def counter_rows(plan: FabricPlan, sw: Switch, before: Mapping[str, PortCounters
     from rocefab.deploy.verify import counter_checks  # it builds on this module's rows
 
     rows = []
-    # the queue counters are kept per class: where a lossless profile owns fixed classes, RoCE's is the profile's
-    spec = unit(sw.platform).spec
-    lossless = spec.roce_profile_classes[0] if spec and spec.roce_profile_classes else \
-        _classes(plan, sw)[plan.qos.roce_priority]
+    lossless = lossless_class(plan, sw)
     for port in sw.ports:
         a, b = before.get(port.name), after.get(port.name)
         if a is None or b is None:

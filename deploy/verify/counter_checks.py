@@ -166,3 +166,39 @@ def port_rows(plan: FabricPlan, sw: Switch, port: str, a: PortCounters, b: PortC
         _ecn(p, lossless)
     _errors(p)
     return p.rows
+
+
+def quiet_row(plan: FabricPlan, sw: Switch, before: Mapping[str, PortCounters], after: Mapping[str, PortCounters],
+              lossless: int, seconds: float) -> Row:
+    """A drained switch's lossless queue, over two reads `seconds` apart: quiet when no port sent or received a pause
+    frame (on the RoCE priority where counted per priority) and none marked a RoCE packet with ECN, i.e. nothing
+    is queueing there any more. A port whose counters were not reported makes the row a WARN, never a pass."""
+    busy: list[str] = []
+    unreported: list[str] = []
+    for port in sw.ports:
+        a, b = before.get(port.name), after.get(port.name)
+        if a is None or b is None:
+            unreported.append(port.name)
+            continue
+        try:
+            pauses = [_class_grew(f, getattr(a, f), getattr(b, f), plan.qos.roce_priority)
+                      for f in ("pfc_rx_priority", "pfc_tx_priority")]
+            if None in pauses:
+                pauses = [_grew(f, getattr(a, f), getattr(b, f)) for f in ("pfc_rx", "pfc_tx")]
+            marked = _class_grew("ecn_marked", a.ecn_marked, b.ecn_marked, lossless) if sw.ecn is not None else 0
+        except _Backwards:
+            unreported.append(port.name)
+            continue
+        if None in pauses or marked is None:
+            unreported.append(port.name)
+        frames = sum(p or 0 for p in pauses)
+        if frames or marked:
+            busy.append(f"{port.name} {frames:,} pause frames, {marked or 0:,} ECN marks")
+    expected = f"no pause frame or ECN mark on queue {lossless} in {seconds:g} s"
+    if busy:
+        return Row(sw.name, "", "queue-quiet", expected, "; ".join(busy[:4]) + (" ..." if len(busy) > 4 else ""),
+                   Verdict.FAIL)
+    if unreported:
+        return Row(sw.name, "", "queue-quiet", expected, f"{NOT_REPORTED} on {', '.join(unreported[:4])}"
+                   + (" ..." if len(unreported) > 4 else ""), Verdict.WARN)
+    return Row(sw.name, "", "queue-quiet", expected, f"quiet on {len(sw.ports)} ports", Verdict.PASS)

@@ -38,6 +38,7 @@ def test_nxos_spines_drain_one_at_a_time(lab: Path, tmp_path: Path, subtests: py
         assert drained.returncode == 0, drained.stdout + drained.stderr
         report = json.loads(drained.stdout)
         rows = {(c["device"], c["prefix"]): (c["expected"], c["observed"], c["verdict"]) for c in report["checks"]}
+        assert report["quiet"] and [(q["device"], q["verdict"]) for q in report["queues"]] == [("spine1", "pass")]
         assert report["moved"] and len(rows) == 12, report  # each leaf: the other pair's subnet and two loopbacks
         assert rows[("leaf1-a", "10.101.1.0/24")] == ("2 paths (leaf2 pair subnet)", "2 paths", "pass"), rows
         assert {v[2] for v in rows.values()} == {"pass"}
@@ -53,6 +54,19 @@ def test_nxos_spines_drain_one_at_a_time(lab: Path, tmp_path: Path, subtests: py
             undrained = rocefab("undrain", INTENT, "-i", inventory, "--only", "spine1")
         assert undrained.returncode == 0, undrained.stdout + undrained.stderr
         assert subnet_paths(inventory).startswith("4 paths")
+    with subtests.test(msg="a lossless queue still pausing keeps the drain from being done"):
+        port = next(p.name for p in PLAN.switch("spine1").ports if p.peer.device == "leaf2-a")
+        assert rocefab("lab", "fault", "spine1", "pause-storm", port, "--dir", lab).returncode == 0
+        try:
+            busy = rocefab("drain", INTENT, "-i", inventory, "--only", "spine1", "--timeout", "5", "--json")
+        finally:
+            assert rocefab("lab", "fault", "--clear", "--dir", lab).returncode == 0
+        assert busy.returncode == 1, busy.stdout + busy.stderr
+        report = json.loads(busy.stdout)
+        assert report["moved"] and report["quiet"] is False, report
+        assert f"{port} " in report["queues"][0]["observed"] and "pause frames" in report["queues"][0]["observed"]
+        assert "spine1 still drained: the routes moved, but the lossless queue was not quiet" in busy.stderr
+        assert rocefab("undrain", INTENT, "-i", inventory, "--only", "spine1").returncode == 0
     with subtests.test(msg="apply --drain: spine by spine"):
         intent = ecn_retuned(INTENT, tmp_path, 200)
         done = rocefab("apply", intent, "-i", inventory, "--only", "spine1,spine2", "--yes", "--confirm", "0",
