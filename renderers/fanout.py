@@ -37,11 +37,12 @@ SHARES_PER_WORKER = 4
 # set in the parent just before forking; workers read their inherited copies
 _plan: FabricPlan | None = None
 _unchanged: Unchanged | None = None
+_leave_out: frozenset[str] = frozenset()
 
 
 def _render_share(folder: Path, devices: range) -> list[Entry]:
     assert _plan is not None
-    return write_files(folder, iter_device_files(_plan, devices), _unchanged)
+    return write_files(folder, iter_device_files(_plan, devices, _leave_out), _unchanged)
 
 
 def _render_plan_file(folder: Path) -> list[Entry]:
@@ -58,14 +59,14 @@ Checks = Callable[[], Sequence[Finding]]
 
 
 def _fill(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int, min_devices: int,
-          checks: Checks) -> list[Entry]:
-    entries, summary, findings = _fill_files(plan, folder, unchanged, jobs, min_devices, checks)
+          checks: Checks, leave_out: frozenset[str]) -> list[Entry]:
+    entries, summary, findings = _fill_files(plan, folder, unchanged, jobs, min_devices, checks, leave_out)
     lines = device_lines((e.device, e.lines) for e in entries)
     return entries + write_files(folder, [summary_file(plan, lines, findings, summary)], unchanged)
 
 
 def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int, min_devices: int,
-                checks: Checks) -> tuple[list[Entry], FabricSummary, Sequence[Finding]]:
+                checks: Checks, leave_out: frozenset[str]) -> tuple[list[Entry], FabricSummary, Sequence[Finding]]:
     """Every file but summary.md, the summary that summary.json and summary.md are both made from (made
     after the fork, so the workers need not wait for it), and what `checks` found."""
     count = len(plan.switches) + len(plan.hosts)
@@ -73,10 +74,10 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
     if workers < 2 or count < min_devices or "fork" not in multiprocessing.get_all_start_methods():
         findings = checks()
         summary = fabric_summary(plan)
-        return write_files(folder, itertools.chain(iter_device_files(plan, range(count)),
+        return write_files(folder, itertools.chain(iter_device_files(plan, range(count), leave_out),
                                                    fabric_files(plan, summary=summary)), unchanged), summary, findings
-    global _plan, _unchanged
-    _plan, _unchanged = plan, unchanged
+    global _plan, _unchanged, _leave_out
+    _plan, _unchanged, _leave_out = plan, unchanged, leave_out
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             # plan.json, the largest single file, and the largest fabric-wide parts go first to the workers;
@@ -96,12 +97,15 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
             return [entry for task in tasks for entry in task.result()] + fabric, summary, findings
     finally:
         _plan = _unchanged = None
+        _leave_out = frozenset()
 
 
 def render_to_folder(plan: FabricPlan, target: Path, jobs: int, min_devices: int = PARALLEL_MIN_DEVICES,
-                     source: Source | None = None, checks: Checks = tuple) -> list[Entry]:
+                     source: Source | None = None, checks: Checks = tuple,
+                     leave_out: frozenset[str] = frozenset()) -> list[Entry]:
     """Render every file of `plan` into `target` (only rocefab's own files replaced, see `publish`) with up to
     `jobs` processes; returns the manifest entries. `checks` gives the findings summary.md lists; it runs once
-    the workers have started, and if it raises, the render stops with nothing published."""
-    return publish(target, lambda folder, unchanged: _fill(plan, folder, unchanged, jobs, min_devices, checks),
-                   source)
+    the workers have started, and if it raises, the render stops with nothing published. Device files of a kind
+    in `leave_out` are not written."""
+    return publish(target, lambda folder, unchanged: _fill(plan, folder, unchanged, jobs, min_devices, checks,
+                                                           leave_out), source)

@@ -289,7 +289,7 @@ def _load_balancing(intent: Intent, d: SwitchDraft) -> LoadBalancing:
         if dynamic_on and spec.dlb_lists_ports else (),
         dlb_mac=lb.dlb_mac if dynamic_on and spec.dlb_mac else None,
         flow_set_size=lb.dlb_flow_set_size if dynamic_on and spec.dlb_flow_set_size else None,
-        reload_sections=spec.reload_sections if dynamic_on else (),
+        reload_sections=spec.dlb_reload_sections if dynamic_on else (),
     )
 
 

@@ -67,12 +67,15 @@ def _host_files(plan: FabricPlan, host: Host) -> list[RenderedFile]:
             for f in hosts.files()(plan, host, hosts.target)]
 
 
-def iter_device_files(plan: FabricPlan, devices: Iterable[int]) -> Iterator[RenderedFile]:
+def iter_device_files(plan: FabricPlan, devices: Iterable[int],
+                      leave_out: frozenset[str] = frozenset()) -> Iterator[RenderedFile]:
     """Files of the devices numbered `devices`, counting switches first, then hosts, each device's made when
-    the one before is consumed: a writer holds one device's files at a time, not a whole fabric's."""
+    the one before is consumed: a writer holds one device's files at a time, not a whole fabric's. Files of a
+    kind in `leave_out` (a form the operator did not ask for) are not given."""
     n = len(plan.switches)
     for i in devices:
-        yield from _switch_files(plan, plan.switches[i]) if i < n else _host_files(plan, plan.hosts[i - n])
+        made = _switch_files(plan, plan.switches[i]) if i < n else _host_files(plan, plan.hosts[i - n])
+        yield from (f for f in made if f.kind not in leave_out) if leave_out else made
 
 
 def device_files(plan: FabricPlan, devices: Iterable[int]) -> list[RenderedFile]:

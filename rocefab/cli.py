@@ -197,10 +197,22 @@ def render(
     jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, max=64,
                                              help="processes rendering at once [default: one per CPU, at most 4]")
                     ] = None,
+    also: Annotated[list[str] | None, typer.Option(
+        "--with", metavar="KIND",
+        help="also write this kind of file, left out unless asked for (nvue-commands: each Cumulus switch's NVUE "
+             "document as `nv set` lines)")] = None,
 ) -> None:
     """Render every switch config, host script and NCCL file, the cabling plan, bill of materials, topology
     diagram, containerlab lab cut, summary and plan into OUTPUT. A failed render changes nothing there; files
     the previous render did not write (a .git, notes) are kept."""
+    from rocefab.platforms import on_request_kinds
+
+    optional = on_request_kinds()
+    unknown = sorted(set(also or ()) - optional)
+    if unknown:
+        err.print(f"--with: {', '.join(unknown)}: not a kind rocefab leaves out (those are: "
+                  f"{', '.join(sorted(optional))})", markup=False)
+        raise typer.Exit(EXIT_INPUT)
     checked = check(intent, plan_checks=False)
     assert checked.plan is not None
     finished: list[Checked] = []  # the checks' outcome, once they have run
@@ -216,7 +228,8 @@ def render(
     try:
         with collector_paused():  # forked workers inherit the pause
             files = render_to_folder(checked.plan, output, jobs or min(os.cpu_count() or 1, 4),
-                                     source=source_of(intent, __version__), checks=checks)
+                                     source=source_of(intent, __version__), checks=checks,
+                                     leave_out=optional - set(also or ()))
     except OutputError as exc:
         if not finished:  # refused before the render began: the findings first, as a check alone prints them
             checks()

@@ -29,8 +29,22 @@ def test_render_writes_every_file_with_a_matching_manifest(tmp_path: Path) -> No
     for entry in manifest:
         assert hashlib.sha256((out / entry["path"]).read_bytes()).hexdigest() == entry["sha256"]
     platforms = {e["kind"] for e in manifest}
-    assert {"eos-config", "nxos-config", "nvue-yaml", "nvue-commands", "host-script", "nccl-env"} <= platforms
+    assert {"eos-config", "nxos-config", "nvue-yaml", "host-script", "nccl-env"} <= platforms
+    assert "nvue-commands" not in platforms, "one Cumulus form by default: the document apply pushes"
     assert (out / "hosts" / "gpu001.roce.sh").stat().st_mode & 0o111
+
+
+def test_the_other_cumulus_form_is_written_on_request_and_goes_again_when_not(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert rocefab("render", INTENTS / "pod32.yaml", "-o", out, "--with", "nvue-commands").returncode == 0
+    commands = (out / "switches" / "rack3-a.nv-set.txt").read_text()
+    assert "nv set qos mapping default-global dscp 26 switch-priority 3" in commands
+    assert rocefab("render", INTENTS / "pod32.yaml", "-o", out).returncode == 0
+    assert not (out / "switches" / "rack3-a.nv-set.txt").exists(), "a re-render without it removes it"
+    assert (out / "switches" / "rack3-a.nvue.yaml").is_file()
+    refused = rocefab("render", INTENTS / "pod32.yaml", "-o", tmp_path / "other", "--with", "eos-config")
+    assert refused.returncode == 2 and "not a kind rocefab leaves out" in refused.stderr
+    assert not (tmp_path / "other").exists()
 
 
 def test_render_is_deterministic(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from rocefab.platforms.spec import Multihoming, PlatformSpec
 from rocefab.platforms.unit import ContainerlabNode, DeviceUnit, DiagramStyle
 
 __all__ = ["UNITS", "ContainerlabNode", "DeviceUnit", "DiagramStyle", "Multihoming", "PlatformSpec", "host_unit",
-           "switch_specs", "unit"]
+           "on_request_kinds", "switch_specs", "unit"]
 
 # Switch platforms first, in the order legends and summaries list them; the GPU host last.
 UNITS: dict[str, DeviceUnit] = {u.key: u for u in (eos.UNIT, nxos.UNIT, cumulus.UNIT, host.UNIT)}
@@ -26,6 +26,11 @@ def unit(key: str) -> DeviceUnit:
 
 def switch_specs() -> dict[str, PlatformSpec]:
     return {key: u.spec for key, u in UNITS.items() if u.spec is not None}
+
+
+def on_request_kinds() -> frozenset[str]:
+    """The rendered file kinds `rocefab render` leaves out unless asked for (DeviceUnit.on_request)."""
+    return frozenset(kind for u in UNITS.values() for kind in u.on_request)
 
 
 def host_unit() -> DeviceUnit:

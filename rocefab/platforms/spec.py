@@ -103,6 +103,8 @@ class PlatformSpec:
     # their own, only when the operator accepts the reload); the disruption table classes them `reload`, with its
     # source.
     reload_sections: tuple[str, ...] = ()
+    # Those of them dynamic load balancing lives in (the plan's load-balancing rows name them)
+    dlb_reload_sections: tuple[str, ...] = ()
     # The routed interface of VLAN n, as the platform names it in show commands (verify reads its MTU).
     svi_format: str = "Vlan{vlan}"
     # The gNMI dial-in server rocefab turns on, on the switch's management address, for a telemetry collector:

@@ -90,6 +90,9 @@ class DeviceUnit:
     disruption: DisruptionTable = DisruptionTable(())
     # How rocefab drains it (None: not yet: `rocefab drain` refuses it and says so).
     maintenance: Maintenance | None = None
+    # Kinds of rendered file `rocefab render` writes only when asked (`--with KIND`): a second form of what the
+    # candidate already says, for people rather than for apply.
+    on_request: tuple[str, ...] = ()
 
     @property
     def is_switch(self) -> bool:

@@ -132,6 +132,8 @@ UNIT = DeviceUnit(
         r"all-protocols:\s*\n\s*mode:\s*enabled\b"),
     target=f"{SPEC.display_name} {SPEC.release}",
     candidate_kind="nvue-yaml",
+    # the same document as `nv set` lines: for reading or pasting, never what apply pushes
+    on_request=("nvue-commands",),
     transports=("nvue-ssh",),
     nornir_platforms=(("cumulus_linux", "nvue-ssh"), ("cumulus", "nvue-ssh")),
     structured=_structured,

@@ -91,6 +91,7 @@ SPEC = PlatformSpec(
     dlb_lists_ports=True,
     dlb_mac=True,
     reload_sections=("hardware profile dlb", "hardware access-list tcam region"),
+    dlb_reload_sections=("hardware profile dlb",),
     gnmi_port=50051,
     gnmi_tls=True,
     gnmi_get=True,
