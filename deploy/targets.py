@@ -62,9 +62,17 @@ def build_targets(
     plan: FabricPlan, files: Sequence[RenderedFile], inventory: Inventory, passwords: PasswordSource,
     only: set[str] | None = None,
 ) -> list[Target]:
+    """Each device of the plan (of `only`) with its candidate: its rendered file, assembled with the render's shared
+    files where its platform takes it so (a host script gets its library's text, host.library.LibraryMismatch when
+    the two do not go together)."""
     candidates = {(f.device, f.kind): f.content for f in files}
-    return [Target(access, candidates[(access.name, unit(access.kind).candidate_kind)])
-            for access in plan_accesses(plan, inventory, passwords, only)]
+    by_path = {f.path: f.content for f in files}
+    targets = []
+    for access in plan_accesses(plan, inventory, passwords, only):
+        u = unit(access.kind)
+        rendered = candidates[(access.name, u.candidate_kind)]
+        targets.append(Target(access, u.assemble()(rendered, by_path) if u.assemble else rendered))
+    return targets
 
 
 def rollout_waves(plan: FabricPlan, canary_groups: int) -> list[list[str]]:

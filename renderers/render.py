@@ -7,7 +7,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 
 from rocefab.models.catalogue import lookup_model
 from rocefab.models.findings import Finding
-from rocefab.platforms import host_unit, unit
+from rocefab.platforms import UNITS, host_unit, unit
 from rocefab.renderers.plan import FabricPlan, Host, Switch, write_plan_json
 from rocefab.renderers.record import record
 from rocefab.renderers.summary import FabricSummary, fabric_summary, summary_to_json
@@ -83,6 +83,13 @@ def device_files(plan: FabricPlan, devices: Iterable[int]) -> list[RenderedFile]
     return list(iter_device_files(plan, devices))
 
 
+def shared_files(plan: FabricPlan) -> list[RenderedFile]:
+    """The files the devices' rendered files share (the host library), once each, for the platforms the plan has."""
+    present = {sw.platform for sw in plan.switches} | ({host_unit().key} if plan.hosts else set())
+    return [RenderedFile(path, "fabric", kind, text) for key, u in UNITS.items() if key in present and u.shared_files
+            for path, kind, text in u.shared_files()]
+
+
 def plan_file(plan: FabricPlan) -> StreamedFile:
     return StreamedFile("plan.json", "fabric", "plan", lambda emit: write_plan_json(plan, emit))
 
@@ -110,6 +117,7 @@ def fabric_files(plan: FabricPlan, with_plan: bool = True, summary: FabricSummar
     cabling = connections(plan)
 
     def made() -> Iterator[tuple[str, str, str | Callable[[Emit], None]]]:
+        yield from ((f.path, f.kind, f.content) for f in shared_files(plan))
         yield "cabling.csv", "cabling-plan", render_cabling_csv(plan, cabling)
         yield "bom.csv", "bill-of-materials", render_bom_csv(plan, cabling)
         yield "topology.svg", "topology-diagram", render_topology_svg(plan)

@@ -34,7 +34,7 @@ from rocefab.models.loader import IntentLoadError
 from rocefab.pipeline_commands import checked_plan
 from rocefab.platforms import unit
 from rocefab.renderers.plan import FabricPlan
-from rocefab.renderers.render import RenderedFile, device_files
+from rocefab.renderers.render import RenderedFile, device_files, shared_files
 
 capture_library_logs()  # this module runs only in the command line's deploy commands
 
@@ -77,8 +77,8 @@ def _wanted(only: str | None) -> set[str] | None:
 
 
 def _files(intent: Path, plan: FabricPlan, source: Source, only: str | None) -> list[RenderedFile]:
-    if source.rendered is None:  # only the devices' own files: a push never reads the fabric-wide artifacts
-        return device_files(plan, range(len(plan.switches) + len(plan.hosts)))
+    if source.rendered is None:  # the devices' own files and what they share: never the fabric-wide artifacts
+        return device_files(plan, range(len(plan.switches) + len(plan.hosts))) + shared_files(plan)
     from rocefab import deploy_rendered
 
     wanted = _wanted(only)
@@ -87,10 +87,15 @@ def _files(intent: Path, plan: FabricPlan, source: Source, only: str | None) -> 
 
 
 def _targets(plan: FabricPlan, files: Sequence[RenderedFile], inventory: Inventory, only: str | None) -> list[Target]:
+    from rocefab.platforms.host.library import LibraryMismatch
+
     try:
         return build_targets(plan, files, inventory, PasswordSource(), _wanted(only))
     except (InventoryMismatch, CredentialError) as exc:
         err.print(f"{inventory.file}: {exc}", markup=False)
+        raise typer.Exit(EXIT_INPUT) from None
+    except LibraryMismatch as exc:
+        err.print(f"{exc}; nothing was changed", markup=False)
         raise typer.Exit(EXIT_INPUT) from None
 
 

@@ -17,6 +17,7 @@ import typer
 
 from rocefab import __version__
 from rocefab.console import EXIT_INPUT, err
+from rocefab.platforms import UNITS
 from rocefab.renderers.output import Manifest, OutputError, changed_files, read_manifest
 from rocefab.renderers.render import RenderedFile
 
@@ -53,7 +54,9 @@ def reviewed_files(intent: Path, folder: Path, allow_edited: bool,
     if problem:
         _refuse(folder, problem)
     wanted = set(devices) if devices is not None else None
-    entries = [e for e in manifest.entries if e.device != FABRIC and (wanted is None or e.device in wanted)]
+    shared = {kind for u in UNITS.values() if u.shared_files for _, kind, _ in u.shared_files()}
+    entries = [e for e in manifest.entries if (e.device != FABRIC and (wanted is None or e.device in wanted))
+               or e.kind in shared]
     changed = set(changed_files(folder, Manifest(tuple(entries), manifest.source)))
     missing = sorted(e.path for e in entries if e.path in changed and not (folder / e.path).is_file())
     edited = sorted(changed - set(missing))

@@ -15,7 +15,6 @@ import yaml
 from rocefab.deploy import unified
 from rocefab.deploy.diff_groups import group_diffs
 from rocefab.deploy.disruption import classify, classify_path
-from rocefab.deploy.reload_gate import reload_changes
 from rocefab.platforms import unit
 from rocefab.platforms.disruption import Disruption
 from rocefab.renderers.pipeline import check_file
@@ -43,6 +42,12 @@ def test_the_reload_gates_sections_class_as_reload(kind: str) -> None:
         assert classify_path(f"{section} > mode per-packet", unit(kind).disruption)[0] is Disruption.RELOAD
 
 
+# Reload-class lines the gate does not hold back, and why: the gate stages every switch of a platform that has
+# reload sections before each apply (a second session per switch), and rocefab renders the model EOS defaults to,
+# so only a switch someone moved to ribd by hand meets this line: its review shows `reload`.
+NOT_GATED = {"eos": ("^service routing protocols model ribd",)}
+
+
 @pytest.mark.parametrize("kind", ["eos", "nxos", "cumulus"])
 def test_every_reload_class_section_is_held_back_by_the_reload_gate(kind: str) -> None:
     """The other way round: a top-level section the table classes as needing a reload is one the reload gate holds
@@ -51,7 +56,7 @@ def test_every_reload_class_section_is_held_back_by_the_reload_gate(kind: str) -
     spec = unit(kind).spec
     assert spec is not None
     for rule in unit(kind).disruption.rules:
-        if rule.disruption is Disruption.RELOAD:
+        if rule.disruption is Disruption.RELOAD and rule.pattern not in NOT_GATED.get(kind, ()):
             section = rule.pattern.removeprefix("^")
             assert re.fullmatch(r"[a-z][a-z -]*", section), f"{kind}: a reload rule the gate cannot name: {rule}"
             assert section in spec.reload_sections, f"{kind}: {section!r} is classed reload but not gated"
@@ -103,18 +108,3 @@ def test_a_pfc_watchdog_timer_is_hitless_on_nvue() -> None:
     platform's own timers (nothing changes there); EOS cautious."""
     assert _review({"pfc": {"watchdog": {"polling_interval_ms": 200}}}) == {"cumulus": {"hitless"},
                                                                             "eos": {"qos-reprogram"}}
-
-
-def test_eos_gates_a_change_of_routing_model_and_not_the_default_models_line() -> None:
-    """Leaving ribd (its line replaced by the multi-agent one rocefab renders) or entering it needs a reboot; a switch
-    on the multi-agent model already, with or without the line printed, has nothing held back."""
-    spec = unit("eos").spec
-    assert spec is not None
-    sections = spec.reload_sections
-    rendered = "service routing protocols model multi-agent\nhostname leaf1-a\n"
-    assert reload_changes("service routing protocols model ribd\nhostname leaf1-a\n", rendered, sections) == (
-        "service routing protocols model ribd",)
-    assert reload_changes(rendered, "service routing protocols model ribd\nhostname leaf1-a\n", sections) == (
-        "service routing protocols model ribd",)
-    assert reload_changes(rendered, rendered, sections) == ()
-    assert reload_changes("hostname leaf1-a\n", rendered, sections) == ()

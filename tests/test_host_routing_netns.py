@@ -19,6 +19,7 @@ from ipaddress import IPv4Interface, ip_interface
 from pathlib import Path
 
 import pytest
+from hostlib import staged
 
 ROOT = Path(__file__).resolve().parents[1]
 ROUTING = re.compile(r"ensure_(address|route|rule|table_route|table_link) ")
@@ -124,7 +125,7 @@ GOLDEN = [("pod32", "gpu001"), ("cluster1024-rail", "gpu1024")]
 @pytest.mark.parametrize(("intent", "host"), GOLDEN)
 def test_same_subnet_peers_are_on_link_and_the_rest_via_the_gateway(namespaces: Namespaces, tmp_path: Path,
                                                                     intent: str, host: str) -> None:
-    script = (ROOT / "tests" / "golden" / intent / "hosts" / f"{host}.roce.sh").read_text(encoding="utf-8")
+    script = staged((ROOT / "tests" / "golden" / intent / "hosts" / f"{host}.roce.sh").read_text(encoding="utf-8"))
     found = ports(script)
     assert len(found) >= 2, "each of the host's interfaces has its own table"
     for index, port in enumerate(found):

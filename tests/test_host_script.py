@@ -32,6 +32,7 @@ from fakehost import (
     stub,
     stubs_without,
 )
+from hostlib import place_script, staged
 
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.render import render_fabric
@@ -61,9 +62,8 @@ def host_scripts() -> list[tuple[str, str]]:
 
 
 def write_script(folder: Path, intent: str, host: str) -> Path:
-    path = folder / f"{intent}-{host}.roce.sh"
-    path.write_text(host_files(intent)[f"hosts/{host}.roce.sh"], encoding="utf-8")
-    return path
+    """The rendered script with its library beside it, as the render folder holds them."""
+    return place_script(folder / f"{intent}-{host}.roce.sh", host_files(intent)[f"hosts/{host}.roce.sh"])
 
 
 def member_labels(port: str) -> list[str]:
@@ -169,8 +169,10 @@ def test_apply_configures_a_fresh_host(applied_once: Applied) -> None:
     assert (root / "etc" / "nccl.conf").read_text() == BLOCK_BEGIN + expected + BLOCK_END
     assert "NCCL_IB_TC=106\n" in expected and "NCCL_IB_HCA==mlx5_bond_0:1\n" in expected
     assert "NCCL_SOCKET_IFNAME==eno1\n" in expected and "NCCL_IB_GID_INDEX" not in expected  # exact; NCCL picks
-    # re-applied at boot: the script installs itself and its unit, the same unit rendered for review
-    assert (root / "usr/local/sbin/rocefab-roce.sh").read_text() == host_files("lab")["hosts/gpu001.roce.sh"]
+    # re-applied at boot: the script installs itself and its unit, the same unit rendered for review; run from the
+    # render folder it installs the self-contained script apply stages, the library's text in place of its loader
+    assert (root / "usr/local/sbin/rocefab-roce.sh").read_text() == staged(host_files("lab")["hosts/gpu001.roce.sh"],
+                                                                         host_files("lab"))
     unit = (root / "etc/systemd/system/rocefab-roce.service").read_text()
     assert unit == host_files("lab")["hosts/gpu001.roce.service"]
     assert "Type=oneshot\n" in unit and "ExecStart=/bin/bash /usr/local/sbin/rocefab-roce.sh\n" in unit
@@ -437,10 +439,13 @@ def write_all_scripts(folder: Path) -> list[Path]:
         taken[intent, kind] = taken.get((intent, kind), 0) + 1
         if taken[intent, kind] > SCRIPTS_PER_EXAMPLE:
             continue
+        # as hosts run them: the NIC/bond script with its library's text (shellcheck reads the whole program)
         script = folder / intent / Path(path).name
         script.parent.mkdir(parents=True, exist_ok=True)
-        script.write_text(host_files(intent)[path], encoding="utf-8")
+        script.write_text(staged(host_files(intent)[path], host_files(intent)), encoding="utf-8")
         scripts.append(script)
+        if taken[intent, kind] == 1 and kind == ".roce.sh":  # and one as rendered, loading it from lib/
+            scripts.append(place_script(folder / intent / f"rendered-{Path(path).name}", host_files(intent)[path]))
     assert len(scripts) >= 2 * len(INTENTS) * len(SCRIPT_SUFFIXES)
     return scripts
 
@@ -494,8 +499,8 @@ def test_the_nic_ends_with_the_fabric_dscp_map(tmp_path: Path, roce: tuple[int, 
     intent.write_text(yaml.safe_dump(doc), encoding="utf-8")
     checked = check_file(intent, "0.0.0-test")
     assert checked.plan is not None, [str(f) for f in checked.findings]
-    script = tmp_path / "gpu001.roce.sh"
-    script.write_text(next(f.content for f in render_fabric(checked.plan) if f.path == "hosts/gpu001.roce.sh"))
+    script = place_script(tmp_path / "gpu001.roce.sh",
+                          next(f.content for f in render_fabric(checked.plan) if f.path == "hosts/gpu001.roce.sh"))
     root = make_host(tmp_path / "host", LAB_PORTS, LAB_LAG)
     assert run_script(script, root).returncode == 0
     named = {roce[0]: roce[1], cnp[0]: cnp[1], **extra}

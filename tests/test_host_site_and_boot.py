@@ -12,6 +12,7 @@ import pytest
 import yaml
 from fakehost import BLOCK_BEGIN, BLOCK_END, Applied, apply_once, assert_drifts, copy_applied, run_script, stub
 from fakehost import make_host as fresh_host
+from hostlib import place_script, staged
 
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.planner import exact_ifname
@@ -31,7 +32,7 @@ def render_host(folder: Path, intent: dict[str, Any], host: str = "gpu001") -> d
     assert checked.plan is not None, [str(f) for f in checked.findings]
     files = {f.path.removeprefix(f"hosts/{host}"): f.content for f in render_fabric(checked.plan)
              if f.path.startswith(f"hosts/{host}.")}
-    (folder / f"{host}.roce.sh").write_text(files[".roce.sh"], encoding="utf-8")
+    place_script(folder / f"{host}.roce.sh", files[".roce.sh"])
     return files
 
 
@@ -206,4 +207,4 @@ def test_a_changed_installed_copy_is_drift(tmp_path: Path, lab: Path, lab_applie
     installed = root / "usr/local/sbin/rocefab-roce.sh"
     installed.write_text(installed.read_text() + "# edited\n")
     assert_drifts(run_script(lab, root, "--check").stdout, [f"{installed}: is '"])
-    assert run_script(lab, root).returncode == 0 and installed.read_text() == lab.read_text()
+    assert run_script(lab, root).returncode == 0 and installed.read_text() == staged(lab.read_text())

@@ -30,6 +30,7 @@ from fakehost import (
     stub,
     stubs_without,
 )
+from hostlib import place_script
 from intent_bases import BASES
 from test_hostile_strings import HOSTILE
 
@@ -75,9 +76,7 @@ class Shape:
     def write(self, folder: Path) -> tuple[Path, Path]:
         paths = []
         for suffix in (".roce.sh", ".preflight.sh"):
-            path = folder / f"{self.name}-gpu001{suffix}"
-            path.write_text(self.files[f"hosts/gpu001{suffix}"], encoding="utf-8")
-            paths.append(path)
+            paths.append(place_script(folder / f"{self.name}-gpu001{suffix}", self.files[f"hosts/gpu001{suffix}"]))
         return paths[0], paths[1]
 
 

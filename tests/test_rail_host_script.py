@@ -30,6 +30,7 @@ from fakehost import (
     snapshot,
     stub,
 )
+from hostlib import place_script
 
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.plan import Host, HostNic
@@ -91,8 +92,7 @@ def rail(tmp_path_factory: pytest.TempPathFactory) -> Rail:
     checked = check_file(intent, "0.0.0-test")
     assert checked.plan is not None, [str(f) for f in checked.findings]
     files = {f.path: f.content for f in render_fabric(checked.plan)}
-    script = folder / "gpu001.roce.sh"
-    script.write_text(files["hosts/gpu001.roce.sh"], encoding="utf-8")
+    script = place_script(folder / "gpu001.roce.sh", files["hosts/gpu001.roce.sh"])
     env = files["hosts/gpu001.nccl.env"]
     host = next(h for h in checked.plan.hosts if h.name == "gpu001")
     assert host.bonds == () and len(host.nics) == 2

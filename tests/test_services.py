@@ -39,7 +39,7 @@ def _render(tmp_path: Path, doc: dict[str, Any]) -> tuple[int, str, Path]:
     intent = tmp_path / "intent.yaml"
     intent.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
     out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["render", str(intent), "-o", str(out)])
+    result = CliRunner().invoke(app, ["render", str(intent), "-o", str(out), "--with", "nvue-commands"])
     assert "Traceback" not in result.output
     return result.exit_code, result.stderr, out
 

@@ -12,7 +12,7 @@ when first called, so `rocefab render` does not pay for `rocefab apply`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rocefab.platforms.disruption import DisruptionTable
@@ -93,6 +93,11 @@ class DeviceUnit:
     # Kinds of rendered file `rocefab render` writes only when asked (`--with KIND`): a second form of what the
     # candidate already says, for people rather than for apply.
     on_request: tuple[str, ...] = ()
+    # Files its devices' rendered files share, written once per render: (path, kind, text) each.
+    shared_files: Callable[[], Sequence[tuple[str, str, str]]] | None = None
+    # The candidate as the device takes it, from its rendered file and the render's files by path (the shared ones
+    # among them); None: the rendered file as it is.
+    assemble: Callable[[], Callable[[str, Mapping[str, str]], str]] | None = None
 
     @property
     def is_switch(self) -> bool:

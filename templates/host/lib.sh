@@ -45,6 +45,23 @@ slurp() {  # VAR: standard input as $(cat) would give it, without a process
   printf -v "$1" '%s' "$whole"
 }
 
+# A script run from the render folder loads this library from lib/ beside it (ROCEFAB_LIB); what it installs
+# carries the library's text in place of the block that loaded it, as `rocefab apply` stages it, so the installed
+# script needs nothing beside it. The markers are spelled in two parts so this text never holds them whole.
+LIB_BEGIN="# >>> rocefab"" host library"
+LIB_END="# <<< rocefab"" host library"
+
+self_text() {  # VAR: this script as it is installed (see above)
+  local whole="" lib=""
+  IFS= read -r -d '' whole <"$0" || true
+  if [[ -n ${ROCEFAB_LIB:-} && $whole == *"$LIB_BEGIN"*"$LIB_END"* ]]; then
+    IFS= read -r -d '' lib <"$ROCEFAB_LIB" || true
+    whole=${whole%%"$LIB_BEGIN"*}${lib%$'\n'}${whole#*"$LIB_END"}
+  fi
+  drop_newlines whole
+  printf -v "$1" '%s' "$whole"
+}
+
 # converge LABEL WANT READER... -- WRITER...
 # Reads the current value with READER; when it differs from WANT, reports it (--check) or runs WRITER (its
 # report on stdout discarded, its errors shown) and reads again, so a write the kernel or a tool silently

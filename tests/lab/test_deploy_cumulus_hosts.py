@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from deploy_behaviour import PASSWORD as BEHAVIOUR_PASSWORD
 from deploy_behaviour import DeployBehaviour
+from hostlib import staged
 
 from rocefab.deploy.fleet import Fleet, Status, Target
 from rocefab.deploy.inventory import Access, Secret, Transport
@@ -28,7 +29,11 @@ PASSWORD = "lab-Secret-5"
 def _render(name: str) -> tuple[FabricPlan, dict[tuple[str, str], str]]:
     checked = check_file(ROOT / "intents" / f"{name}.yaml", "0.0.0-test")
     assert checked.plan is not None
-    return checked.plan, {(f.device, f.kind): f.content for f in render_fabric(checked.plan)}
+    files = render_fabric(checked.plan)
+    by_path = {f.path: f.content for f in files}
+    # a host script as apply stages it: self-contained
+    return checked.plan, {(f.device, f.kind): staged(f.content, by_path) if f.kind == "host-script" else f.content
+                          for f in files}
 
 
 POD, POD_FILES = _render("pod32")

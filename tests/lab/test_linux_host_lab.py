@@ -13,6 +13,7 @@ from pathlib import Path
 import asyncssh
 import paramiko
 import pytest
+from hostlib import staged
 from netmiko import ConnectHandler
 
 from rocefab.lab.host.fakehost import diff, snapshot, state, stub_dir
@@ -30,7 +31,8 @@ PASSWORD = "gpu-lab"
 def script() -> str:
     checked = check_file(ROOT / "intents" / "lab.yaml", "0.0.0-test")
     assert checked.plan is not None, [str(f) for f in checked.findings]
-    return next(f.content for f in render_fabric(checked.plan) if f.path == "hosts/gpu001.roce.sh")
+    files = {f.path: f.content for f in render_fabric(checked.plan)}
+    return staged(files["hosts/gpu001.roce.sh"], files)  # as apply uploads it: self-contained
 
 
 @dataclass

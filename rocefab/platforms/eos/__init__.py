@@ -36,9 +36,6 @@ SPEC = PlatformSpec(
     reserved_vlans=(),
     peer_vlan_default=4094,
     lag_format="Port-Channel{n}",
-    # Entering or leaving the ribd routing model: "! Change will take effect only after switch reboot" (EOS's answer,
-    # quoted in srl-labs/containerlab pull request 363); the default multi-agent model's own line is not gated
-    reload_sections=("service routing protocols model ribd",),
     peer_link_lag="Port-Channel1000",
     peer_session_interface=None,
     # Arista's recommended MLAG reload delays: MLAG ports stay down 300 s after a reboot, others 330 s.

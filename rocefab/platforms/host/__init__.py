@@ -3,7 +3,7 @@ environment file; deployed by uploading the script over SFTP and running it over
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rocefab.platforms.host.disruption import TABLE as DISRUPTION
@@ -38,6 +38,18 @@ def _files() -> FileRenderer:
     return render_host
 
 
+def _shared() -> Sequence[tuple[str, str, str]]:
+    from rocefab.platforms.host import library
+
+    return [(library.library_path(), library.KIND, library.library()[0])]
+
+
+def _assemble() -> Callable[[str, Mapping[str, str]], str]:
+    from rocefab.platforms.host.library import embed
+
+    return embed
+
+
 def _session() -> type[DeviceSession]:
     from rocefab.platforms.host.session import HostSession
 
@@ -68,4 +80,7 @@ UNIT = DeviceUnit(
         note="GPU hosts; any Linux image with iproute2. Nothing is configured on them."),
     diagram=DiagramStyle("#f4f4f4", "#777777", 2, "GPU servers"),
     disruption=DISRUPTION,
+    # the host library, once per render, which each script loads (rocefab/platforms/host/library.py)
+    shared_files=_shared,
+    assemble=_assemble,
 )

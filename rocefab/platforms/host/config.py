@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from rocefab.platforms.host import TARGET, preflight
+from rocefab.platforms.host import TARGET, library, preflight
 from rocefab.platforms.unit import UnitFile
 from rocefab.renderers.plan import FabricPlan, Host, HostBond, HostNic
 from rocefab.renderers.record import record
@@ -94,8 +94,9 @@ def _render(template: str, config: HostConfig, **extra: str) -> str:
 
 
 def _script(config: HostConfig, unit: str) -> str:
-    """The script, carrying its boot unit (installed from it) as a heredoc."""
-    return _render("host/roce-setup.sh.j2", config, unit_text=unit.rstrip("\n"))
+    """The script, carrying its boot unit (installed from it) as a heredoc, and the block that loads the host
+    library in the library's place (rocefab/platforms/host/library.py)."""
+    return _render("host/roce-setup.sh.j2", config, unit_text=unit.rstrip("\n"), library=library.loader_block())
 
 
 def render_script(plan: FabricPlan, host: Host) -> str:
