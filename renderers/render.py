@@ -141,7 +141,8 @@ def fabric_part(plan: FabricPlan, part: str) -> Iterator[AnyFile]:
     from rocefab.renderers.bandwidth import render_bandwidth_tests
     from rocefab.renderers.monitoring import render_monitoring
 
-    makers = {"monitoring": render_monitoring, "bandwidth": render_bandwidth_tests}
+    makers: dict[str, Callable[[FabricPlan], Iterable[tuple[str, str, str | Callable[[Emit], None]]]]] = {
+        "monitoring": render_monitoring, "bandwidth": render_bandwidth_tests}
     yield from _as_files(makers[part](plan))
 
 

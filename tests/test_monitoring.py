@@ -336,3 +336,53 @@ def test_gnmic_connects_where_each_rendered_config_listens(source: str) -> None:
             assert int(port) == spec.gnmi_port
             assert not any(line.strip().startswith(("grpc port", "port ")) and line.split()[-1] != port
                            for line in config.splitlines()), sw.name
+
+
+def _shard_files(plan: FabricPlan, limit: int) -> dict[str, str]:
+    return {path: text_of(content) for path, _k, content in render_monitoring(plan, limit)}
+
+
+def _series_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line and not line.startswith("#")]
+
+
+def test_above_the_limit_each_shard_holds_whole_devices_and_collects_only_them() -> None:
+    """cluster1024-rail's 90,432 plan series at a limit of 20,000: five shards, each device's series in exactly
+    one, none above the limit, together the same series as the one textfile; each shard's Prometheus scrapes the
+    node_exporters of its own hosts and its gnmic subscribes to its own switches."""
+    plan = example_plan("cluster1024-rail")
+    whole = _series_lines(_shard_files(plan, 10**9)["monitoring/textfile/rocefab_plan.prom"])
+    files = _shard_files(plan, 20_000)
+    assert "monitoring/prometheus.yml" not in files and "monitoring/textfile/rocefab_plan.prom" not in files
+    index = yaml.safe_load(files["monitoring/shards.yml"])["shards"]
+    assert [s["shard"] for s in index] == ["01", "02", "03", "04", "05"]
+    seen: list[str] = []
+    for entry in index:
+        folder = f"monitoring/shards/{entry['shard']}"
+        series = _series_lines(files[f"{folder}/textfile/rocefab_plan.prom"])
+        assert len(series) == entry["series"] <= 20_000
+        devices = {line.split('device="', 1)[1].split('"', 1)[0] for line in series}
+        targets = set(yaml.safe_load(files[f"{folder}/gnmic.yml"])["targets"])
+        scraped = {t["labels"]["rocefab_host"] for job in yaml.safe_load(files[f"{folder}/prometheus.yml"])[
+            "scrape_configs"] if job["job_name"] == "rocefab-hosts" for t in job["static_configs"]}
+        assert devices == targets | scraped, folder
+        assert files[f"{folder}/rules.yml"] == files["monitoring/rules.yml"]
+        seen += series
+    assert sorted(seen) == sorted(whole), "the shards hold the plan's series, each once"
+
+
+@needs_promtool
+def test_promtool_accepts_every_shard(tmp_path: Path) -> None:
+    plan = example_plan("cluster1024-rail")
+    for path, text in _shard_files(plan, 20_000).items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text, encoding="utf-8")
+    shards = sorted((tmp_path / "monitoring" / "shards").iterdir())
+    assert len(shards) == 5
+    for folder in shards:
+        for args in (("check", "rules", "rules.yml"), ("check", "config", "prometheus.yml")):
+            result = _promtool(folder, *args)
+            assert result.returncode == 0, (folder.name, args, result.stdout[-2000:], result.stderr[-2000:])
+        lint = _promtool(folder, "check", "metrics",
+                         stdin=(folder / "textfile" / "rocefab_plan.prom").read_text(encoding="utf-8"))
+        assert lint.returncode == 0, (folder.name, lint.stdout[-2000:] + lint.stderr[-2000:])

@@ -8,12 +8,13 @@ No credential is written: gnmic reads GNMIC_USERNAME and GNMIC_PASSWORD from its
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rocefab.platforms import unit
 from rocefab.renderers.monitoring import exporters as x
 from rocefab.renderers.monitoring.rules import duration
-from rocefab.renderers.plan import FabricPlan, Switch
+from rocefab.renderers.plan import FabricPlan, Host, Switch
 
 GNMIC_LISTEN = ":9804"  # gnmic's Prometheus output default
 NODE_EXPORTER_PORT = 9100
@@ -26,10 +27,12 @@ def gnmi_address(sw: Switch, port: int) -> str:
     return f"{host}:{port}"
 
 
-def gnmic_config(plan: FabricPlan) -> dict[str, Any]:
+def gnmic_config(plan: FabricPlan, switches: Sequence[Switch] | None = None) -> dict[str, Any]:
+    """gnmic subscribing to the plan's switches (to `switches`, a monitoring shard's, where given)."""
     interval = duration(plan.operations.scrape_interval_s)
     targets: dict[str, Any] = {}
-    for sw in (sw for sw in plan.switches if _streams(sw)):
+    chosen = plan.switches if switches is None else switches
+    for sw in (sw for sw in chosen if _streams(sw)):
         spec = unit(sw.platform).spec
         assert spec is not None and spec.gnmi_port is not None and spec.telemetry is not None
         target: dict[str, Any] = {"name": sw.name, "address": gnmi_address(sw, spec.gnmi_port)}
@@ -40,7 +43,7 @@ def gnmic_config(plan: FabricPlan) -> dict[str, Any]:
         target["subscriptions"] = ["rocefab-common", f"rocefab-{sw.platform}"]
         target["event-tags"] = {"device": sw.name}
         targets[sw.name] = target
-    platforms = sorted({sw.platform for sw in plan.switches if _streams(sw)})
+    platforms = sorted({sw.platform for sw in chosen if _streams(sw)})
     subscriptions = {"rocefab-common": _subscription(x.COMMON_PATHS, interval)}
     subscriptions.update({f"rocefab-{p}": _subscription(x.telemetry(p).paths, interval) for p in platforms})
     return {
@@ -94,9 +97,12 @@ def _rename(source: str, target: str) -> dict[str, Any]:
     return {"source_labels": [source], "regex": "(.+)", "target_label": target}
 
 
-def prometheus_config(plan: FabricPlan, rules_file: str) -> dict[str, Any]:
+def prometheus_config(plan: FabricPlan, rules_file: str, shard_hosts: Sequence[Host] | None = None) -> dict[str, Any]:
+    """Prometheus scraping gnmic, the hosts' node_exporters (`shard_hosts`, a monitoring shard's, where given) and
+    the plan's series."""
     interval = duration(plan.operations.scrape_interval_s)
-    hosts = [{"targets": [f"{h.name}:{NODE_EXPORTER_PORT}"], "labels": {"rocefab_host": h.name}} for h in plan.hosts]
+    hosts = [{"targets": [f"{h.name}:{NODE_EXPORTER_PORT}"], "labels": {"rocefab_host": h.name}}
+             for h in (plan.hosts if shard_hosts is None else shard_hosts)]
     gnmic_labels = sorted({old for old, _ in x.GNMIC_RENAMES} | {"source", "subscription_name"})
     return {
         "global": {"scrape_interval": interval, "evaluation_interval": interval},

@@ -6,7 +6,7 @@ so an alert names the far end of the link and the tier it sits in, and "below pl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 from rocefab.renderers.monitoring.exporters import oc_queue_name, oc_speed
@@ -188,14 +188,30 @@ HELP = {
 }
 
 
-def write_plan_series(plan: FabricPlan, header: list[str], emit: Callable[[str], None]) -> None:
-    """The textfile: every series of the plan under its HELP and TYPE lines, given to `emit` in pieces."""
+def switch_series(plan: FabricPlan, sw: Switch, roles: dict[str, Role]) -> int:
+    """How many plan series `sw` has (`roles`: each switch's role), counted as the makers make them, without
+    making them."""
+    direction = _directions(sw, roles)
+    uplinks = any(direction[roles.get(n.peer_device)] == "up" for n in sw.bgp.neighbors)
+    return 2 * len(sw.ports) + len(sw.bgp.neighbors) + (1 if uplinks else 0) + len(plan.qos.lossless_priorities)
+
+
+def host_series(host: Host) -> int:
+    """How many plan series `host` has (see switch_series)."""
+    return sum(2 + len(bond.members) for bond in host.bonds) + 3 * len(host.nics)
+
+
+def write_plan_series(plan: FabricPlan, header: list[str], emit: Callable[[str], None],
+                      switches: Sequence[Switch] | None = None, hosts: Sequence[Host] | None = None) -> None:
+    """The textfile: every series of the plan (of `switches` and `hosts`, a shard's, where given) under its HELP
+    and TYPE lines, given to `emit` in pieces."""
     emit("".join(f"# {line}\n" for line in header))
     for name in _MAKERS:
         emit(f"# HELP {name} {HELP[name]}\n# TYPE {name} gauge\n")
         form = _FORMAT[name]
         rows: list[str] = []
-        for values, value in _named(plan, name, plan.switches, plan.hosts):  # no Series: 1.7 million of them
+        for values, value in _named(plan, name, plan.switches if switches is None else switches,
+                                    plan.hosts if hosts is None else hosts):  # no Series: 1.7 million of them
             rows.append(_line(form, values, value))
             if len(rows) == 8192:
                 emit("\n".join(rows) + "\n")
