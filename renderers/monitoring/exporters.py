@@ -110,10 +110,6 @@ GNMIC_RENAMES = (
 )
 
 
-def oc_speed(speed_gbps: int) -> str:
-    """openconfig-if-ethernet's ETHERNET_SPEED identity for a speed: SPEED_400GB."""
-    return f"SPEED_{speed_gbps}GB"
-
 
 # node_exporter, infiniband collector (labels device = RDMA device, port)
 IB = "node_infiniband"

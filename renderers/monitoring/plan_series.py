@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
-from rocefab.renderers.monitoring.exporters import oc_queue_name, oc_speed
+from rocefab.renderers.monitoring.exporters import oc_queue_name
 from rocefab.renderers.plan import FabricPlan, Host, Role, Switch
 
 PORT_INFO = "rocefab_port_info"
@@ -24,7 +24,8 @@ TIER_RANK = {Role.LEAF: 0, Role.SPINE: 1, Role.SUPERSPINE: 2}
 # The label names of each series, in the order they are printed; a series carries only their values, so the
 # 1.7 million series of a 98,304-GPU fabric cost a tuple each, and print with one format string per name.
 LABELS: dict[str, tuple[str, ...]] = {
-    PORT_INFO: ("device", "port", "peer", "peer_port", "tier", "kind", "port_speed", "pod", "rail"),
+    # no label that no rule or dashboard reads: the planned speed is its own series (PORT_SPEED), not a label here
+    PORT_INFO: ("device", "port", "peer", "peer_port", "tier", "kind", "pod", "rail"),
     PORT_SPEED: ("device", "port"),
     BGP_SESSION: ("device", "neighbor", "peer", "direction", "tier", "pod", "rail"),
     ECMP_PATHS: ("device", "tier", "pod", "rail"),
@@ -80,8 +81,7 @@ def _switch_ports(plan: FabricPlan, sw: Switch, roles: dict[str, Role]) -> Itera
     name, tier = sw.name, sw.role.value
     for port in sw.ports:
         # port.role is a StrEnum, a str whose text is its value (cheaper than asking for .value per port)
-        yield (name, port.name, port.peer.device, port.peer.port, tier, port.role, oc_speed(port.speed_gbps), pod,
-               rail), 1
+        yield (name, port.name, port.peer.device, port.peer.port, tier, port.role, pod, rail), 1
 
 
 def _switch_speeds(plan: FabricPlan, sw: Switch, roles: dict[str, Role]) -> Iterator[Row]:
@@ -114,16 +114,14 @@ def _host_ports(host: Host) -> Iterator[Row]:
     name = host.name
     for bond in host.bonds:
         pod, rail = _placement(host.pod, None)
-        speed = oc_speed(bond.speed_gbps)
         first = bond.members[0]
-        yield (name, bond.rdma_device, first.switch, first.port, "host", "rdma", speed, pod, rail), 1
+        yield (name, bond.rdma_device, first.switch, first.port, "host", "rdma", pod, rail), 1
         for member in bond.members:
-            yield (name, member.netdev, member.switch, member.port, "host", "nic", speed, pod, rail), 1
+            yield (name, member.netdev, member.switch, member.port, "host", "nic", pod, rail), 1
     for nic in host.nics:
         pod, rail = _placement(host.pod, nic.rail)
-        speed = oc_speed(nic.speed_gbps)
         for port, kind in ((nic.rdma_device, "rdma"), (nic.netdev, "nic")):
-            yield (name, port, nic.switch, nic.port, "host", kind, speed, pod, rail), 1
+            yield (name, port, nic.switch, nic.port, "host", kind, pod, rail), 1
 
 
 def _host_speeds(host: Host) -> Iterator[Row]:
@@ -180,7 +178,7 @@ def sample_series(plan: FabricPlan) -> list[Series]:
 
 
 HELP = {
-    PORT_INFO: "a planned port: its far end, tier, pod, rail and planned speed (value 1)",
+    PORT_INFO: "a planned port: its far end, tier, kind, pod and rail (value 1)",
     PORT_SPEED: "a planned port's speed",
     BGP_SESSION: "a planned BGP session (value 1); neighbor is the address, or the interface when unnumbered",
     ECMP_PATHS: "equal-cost uplink paths the plan gives the switch (one per uplink BGP session)",
