@@ -32,9 +32,11 @@ def drain(intent: IntentArg, inventory: InventoryOpt, only: OnlyOpt, timeout: Ti
     """Drain switches with their NOS's maintenance mode (EOS: the System unit quiesced; Cumulus 5.13+: the
     all-protocols unit; NX-OS: graceful removal, `system mode maintenance`, for switches that originate no prefix
     but their loopback), then read their BGP neighbours until every route leaves by the planned next hops minus the
-    drained switches. Refused, with nothing changed, where the plan's redundancy does not allow it (a switch whose
-    loss cuts a leaf or host off, both leaves of a pair, ...). Exit 0 drained and moved, 1 refused or not moved in
-    time (the switches stay drained: `rocefab undrain` brings them back), 2 bad input."""
+    drained switches, and the drained switches' counters until their lossless queue is quiet (no pause frame or
+    ECN mark in 2 s; a leaf is reported, not waited for: its hosts still send to it). Refused, with nothing
+    changed, where the plan's redundancy does not allow it (a switch whose loss cuts a leaf or host off, both leaves
+    of a pair, ...). Exit 0 drained and moved, 1 refused, or not moved or not quiet in time (the switches stay
+    drained: `rocefab undrain` brings them back), 2 bad input."""
     _run(intent, inventory, only, timeout, as_json, drain=True, rail_leaves_at_once=rail_leaves)
 
 
