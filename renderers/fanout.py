@@ -9,25 +9,27 @@ expensive switches and the cheap hosts alike. The folder is the same, byte for b
 
 from __future__ import annotations
 
-import itertools
 import multiprocessing
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 from rocefab.models.findings import Finding
-from rocefab.renderers.output import Entry, Source, publish, write_files
+from rocefab.renderers.input_keys import DeviceViews, fabric_key, links_digest
+from rocefab.renderers.output import Entry, Filled, Source, publish, write_files
 from rocefab.renderers.plan import FabricPlan
 from rocefab.renderers.render import (
     PARTS,
+    device_at,
     device_lines,
     fabric_files,
     fabric_part,
-    iter_device_files,
+    files_of,
     plan_file,
     summary_file,
 )
 from rocefab.renderers.summary import FabricSummary, fabric_summary
+from rocefab.renderers.summary_markdown import SUMMARY_MD
 from rocefab.renderers.unchanged import Unchanged
 
 # Below this many devices a worker process costs more than it saves.
@@ -40,9 +42,29 @@ _unchanged: Unchanged | None = None
 _leave_out: frozenset[str] = frozenset()
 
 
-def _render_share(folder: Path, devices: range) -> list[Entry]:
+def render_devices(folder: Path, plan: FabricPlan, devices: Iterable[int], leave_out: frozenset[str],
+                   unchanged: Unchanged | None) -> Filled:
+    """Write the files of the devices numbered `devices` (render.device_at), but keep those of a device whose
+    input key (input_keys.py) is the one the previous render recorded and whose files are still as it wrote them;
+    returns the entries and each device's key."""
+    views = DeviceViews(plan, leave_out)
+    entries: list[Entry] = []
+    keys: dict[str, str] = {}
+    rendered: list[str] = []
+    for i in devices:
+        device = device_at(plan, i)
+        key = keys[device.name] = views.key(device)
+        kept = unchanged.keep(device.name, key) if unchanged is not None else None
+        if kept is None:
+            kept = write_files(folder, files_of(views, device, leave_out), unchanged)
+            rendered.append(device.name)
+        entries += kept
+    return Filled(entries, keys, tuple(rendered))
+
+
+def _render_share(folder: Path, devices: range) -> Filled:
     assert _plan is not None
-    return write_files(folder, iter_device_files(_plan, devices, _leave_out), _unchanged)
+    return render_devices(folder, _plan, devices, _leave_out, _unchanged)
 
 
 def _render_plan_file(folder: Path) -> list[Entry]:
@@ -59,42 +81,82 @@ Checks = Callable[[], Sequence[Finding]]
 
 
 def _fill(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int, min_devices: int,
-          checks: Checks, leave_out: frozenset[str]) -> list[Entry]:
-    entries, summary, findings = _fill_files(plan, folder, unchanged, jobs, min_devices, checks, leave_out)
-    lines = device_lines((e.device, e.lines) for e in entries)
-    return entries + write_files(folder, [summary_file(plan, lines, findings, summary)], unchanged)
+          checks: Checks, leave_out: frozenset[str]) -> Filled:
+    filled, summary, findings = _fill_files(plan, folder, unchanged, jobs, min_devices, checks, leave_out)
+    lines = device_lines((e.device, e.lines) for e in filled.entries)
+    summary_md = write_files(folder, [summary_file(plan, lines, findings, summary)], unchanged)
+    return Filled(filled.entries + summary_md, filled.inputs, filled.rendered)
+
+
+FabricFiles = Callable[[], list[Entry]]
+
+
+def _fabric(plan: FabricPlan, unchanged: Unchanged, leave_out: frozenset[str], keys: dict[str, str], links: str,
+            render: FabricFiles) -> list[Entry]:
+    """The fabric-wide files: kept when their key (which covers every device's) is the previous render's and
+    they are still as it wrote them, else `render()`. Adds their key to `keys`."""
+    key = keys["fabric"] = fabric_key(plan, leave_out, keys, links)
+    kept = unchanged.keep("fabric", key, besides=frozenset({SUMMARY_MD}))
+    return kept if kept is not None else render()
 
 
 def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int, min_devices: int,
-                checks: Checks, leave_out: frozenset[str]) -> tuple[list[Entry], FabricSummary, Sequence[Finding]]:
-    """Every file but summary.md, the summary that summary.json and summary.md are both made from (made
-    after the fork, so the workers need not wait for it), and what `checks` found."""
+                checks: Checks, leave_out: frozenset[str]) -> tuple[Filled, FabricSummary, Sequence[Finding]]:
+    """Every file but summary.md, the input keys, the summary that summary.json and summary.md are both made
+    from (made after the fork, so the workers need not wait for it), and what `checks` found."""
     count = len(plan.switches) + len(plan.hosts)
     workers = min(jobs, count)
     if workers < 2 or count < min_devices or "fork" not in multiprocessing.get_all_start_methods():
         findings = checks()
         summary = fabric_summary(plan)
-        return write_files(folder, itertools.chain(iter_device_files(plan, range(count), leave_out),
-                                                   fabric_files(plan, summary=summary)), unchanged), summary, findings
+        filled = render_devices(folder, plan, range(count), leave_out, unchanged)
+        filled.entries.extend(_fabric(plan, unchanged, leave_out, filled.inputs, links_digest(plan.links),
+                                      lambda: write_files(folder, fabric_files(plan, summary=summary), unchanged)))
+        return filled, summary, findings
     global _plan, _unchanged, _leave_out
     _plan, _unchanged, _leave_out = plan, unchanged, leave_out
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            # plan.json, the largest single file, and the largest fabric-wide parts go first to the workers;
-            # small shares of the devices let them even out while this process writes the other artifacts.
+            def fabric_tasks() -> list[Future[list[Entry]]]:
+                return [pool.submit(_render_plan_file, folder), *(pool.submit(_render_part, folder, p) for p in PARTS)]
+
+            # A first render: plan.json, the largest single file, and the largest fabric-wide parts go first to
+            # the workers; small shares of the devices let them even out while this process writes the other
+            # artifacts. A re-render: the devices first, as their keys tell whether the fabric-wide files changed.
+            early = fabric_tasks() if not unchanged.inputs else []
             shares = SHARES_PER_WORKER * workers
-            tasks = [pool.submit(_render_plan_file, folder), *(pool.submit(_render_part, folder, p) for p in PARTS),
-                     *(pool.submit(_render_share, folder, range(k, count, shares)) for k in range(shares))]
+            tasks = [pool.submit(_render_share, folder, range(k, count, shares)) for k in range(shares)]
             try:
                 findings = checks()  # while the workers render; what they wrote stays in staging if this raises
             except BaseException:
-                for task in tasks:
-                    task.cancel()  # the pool would otherwise run every queued share before letting go
+                # the pool would otherwise run every queued task before letting go
+                cancels = [task.cancel for task in early] + [task.cancel for task in tasks]
+                for cancel in cancels:
+                    cancel()
                 raise
             summary = fabric_summary(plan)
-            fabric = write_files(folder, fabric_files(plan, with_plan=False, summary=summary, leave_out=PARTS),
-                                 unchanged)
-            return [entry for task in tasks for entry in task.result()] + fabric, summary, findings
+            links = links_digest(plan.links)
+            made: list[Entry] = []
+            made_keys: dict[str, str] = {}
+            rendered: list[str] = []
+            for task in tasks:
+                share = task.result()
+                made += share.entries
+                made_keys.update(share.inputs)
+                rendered += share.rendered
+
+            def render() -> list[Entry]:
+                late = fabric_tasks() if not early else []
+                fabric = write_files(folder, fabric_files(plan, with_plan=False, summary=summary, leave_out=PARTS),
+                                     unchanged)
+                return [entry for task in [*early, *late] for entry in task.result()] + fabric
+
+            if early:  # rendered already, whatever the key
+                made += render()
+                made_keys["fabric"] = fabric_key(plan, leave_out, made_keys, links)
+            else:
+                made += _fabric(plan, unchanged, leave_out, made_keys, links, render)
+            return Filled(made, made_keys, tuple(rendered)), summary, findings
     finally:
         _plan = _unchanged = None
         _leave_out = frozenset()
@@ -102,7 +164,7 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
 
 def render_to_folder(plan: FabricPlan, target: Path, jobs: int, min_devices: int = PARALLEL_MIN_DEVICES,
                      source: Source | None = None, checks: Checks = tuple,
-                     leave_out: frozenset[str] = frozenset()) -> list[Entry]:
+                     leave_out: frozenset[str] = frozenset()) -> Filled:
     """Render every file of `plan` into `target` (only rocefab's own files replaced, see `publish`) with up to
     `jobs` processes; returns the manifest entries. `checks` gives the findings summary.md lists; it runs once
     the workers have started, and if it raises, the render stops with nothing published. Device files of a kind

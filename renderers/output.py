@@ -21,6 +21,7 @@ import shutil
 import socket
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import field
 from pathlib import Path
 
 from rocefab.renderers.record import record
@@ -45,6 +46,7 @@ class Entry:
     sha256: str
     lines: int = 0  # newlines in the file, for summary.md; not in the manifest
     kept: bool = False  # already in the target as rendered (see unchanged.py): left there, not written
+    executable: bool = False
 
 
 @record
@@ -60,6 +62,8 @@ class Source:
 class Manifest:
     entries: tuple[Entry, ...]
     source: Source | None  # None for a manifest written before rocefab recorded it
+    # input key per device and for "fabric" (input_keys.py); empty when the render recorded none
+    inputs: dict[str, str] = field(default_factory=dict)
 
     @property
     def rocefab(self) -> str | None:
@@ -77,6 +81,15 @@ class Manifest:
 def source_of(intent: Path, version: str) -> Source:
     return Source(version, str(intent), hashlib.sha256(intent.read_bytes()).hexdigest())
 
+
+@record
+class Filled:
+    """What a fill gives `publish` and `publish` returns: the entries of the files written or kept, the input keys
+    they were made from (input_keys.py) and the devices whose files were rendered anew (not kept by their key)."""
+
+    entries: list[Entry]
+    inputs: dict[str, str] = field(default_factory=dict)
+    rendered: tuple[str, ...] = ()
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
 
@@ -104,19 +117,20 @@ def write_files(folder: Path, files: Iterable[AnyFile], unchanged: Unchanged | N
                 kept = writer.finish()
             finally:
                 writer.close()
-            entries.append(Entry(f.path, f.device, f.kind, writer.digest.hexdigest(), writer.lines, kept))
+            entries.append(Entry(f.path, f.device, f.kind, writer.digest.hexdigest(), writer.lines, kept,
+                                 f.executable))
             continue
         data = f.content.encode()
         digest, lines = hashlib.sha256(data).hexdigest(), data.count(b"\n")
         if unchanged is not None and unchanged.holds(f.path, data, f.executable):
-            entries.append(Entry(f.path, f.device, f.kind, digest, lines, kept=True))
+            entries.append(Entry(f.path, f.device, f.kind, digest, lines, True, f.executable))
             continue
         fd = os.open(path, _CREATE, mode)
         try:
             _write_all(fd, data)
         finally:
             os.close(fd)
-        entries.append(Entry(f.path, f.device, f.kind, digest, lines))
+        entries.append(Entry(f.path, f.device, f.kind, digest, lines, False, f.executable))
     return entries
 
 
@@ -184,19 +198,25 @@ class _Streamed:
                 os.close(fd)
 
 
-def manifest_json(files: Sequence[RenderedFile | Entry], source: Source | None = None) -> str:
+def manifest_json(files: Sequence[RenderedFile | Entry], source: Source | None = None,
+                  inputs: dict[str, str] | None = None) -> str:
+    """The manifest: each file's path, device, kind and hash (and `executable` when it is), where the render came
+    from, and the input keys it was made from (see input_keys.py), when given."""
     entries = [
         {
             "path": f.path,
             "device": f.device,
             "kind": f.kind,
             "sha256": f.sha256 if isinstance(f, Entry) else hashlib.sha256(f.content.encode()).hexdigest(),
+            **({"executable": True} if f.executable else {}),
         }
         for f in sorted(files, key=lambda f: f.path)
     ]
     head: dict[str, object] = {}
     if source is not None:
         head = {"rocefab": source.rocefab, "intent": {"path": source.intent_path, "sha256": source.intent_sha256}}
+    if inputs:
+        head["inputs"] = dict(sorted(inputs.items()))
     return json.dumps({**head, "files": entries}, indent=2) + "\n"
 
 
@@ -205,11 +225,13 @@ def read_manifest(folder: Path) -> Manifest:
     path = folder / MANIFEST
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
-        entries = tuple(Entry(str(e["path"]), str(e["device"]), str(e["kind"]), str(e["sha256"]))
+        entries = tuple(Entry(str(e["path"]), str(e["device"]), str(e["kind"]), str(e["sha256"]),
+                              executable=e.get("executable") is True)
                         for e in document["files"])
         intent = document.get("intent")
         source = None if intent is None else Source(str(document["rocefab"]), str(intent["path"]),
                                                     str(intent["sha256"]))
+        inputs = {str(device): str(key) for device, key in document.get("inputs", {}).items()}
     except FileNotFoundError:
         raise OutputError(f"{folder} holds no {MANIFEST}: not a folder rocefab rendered") from None
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -217,7 +239,7 @@ def read_manifest(folder: Path) -> Manifest:
     for entry in entries:
         if not _is_inside(entry.path):
             raise OutputError(f"{path}: lists {entry.path!r}, which is not a path inside the folder")
-    return Manifest(entries, source)
+    return Manifest(entries, source, inputs)
 
 
 def changed_files(folder: Path, manifest: Manifest) -> list[str]:
@@ -239,11 +261,11 @@ def _is_inside(relative: str) -> bool:
     return bool(relative) and not relative.startswith("/") and all(p not in ("", ".", "..") for p in parts)
 
 
-def _previous(target: Path) -> set[str]:
-    """Paths the previous render wrote (empty for a new or foreign folder)."""
+def _previous(target: Path) -> Manifest:
+    """The previous render's manifest (an empty one for a new or foreign folder)."""
     if not (target / MANIFEST).is_file():
-        return set()
-    return {e.path for e in read_manifest(target).entries}
+        return Manifest((), None)
+    return read_manifest(target)
 
 
 def _check_target(target: Path) -> None:
@@ -340,19 +362,34 @@ def _move_into_place(staging: Path, target: Path, new: Sequence[str]) -> None:
             (staging / path).replace(target / path)
 
 
-def publish(target: Path, fill: Callable[[Path, Unchanged], list[Entry]], source: Source | None = None) -> list[Entry]:
+def _holds_text(path: Path, text: str) -> bool:
+    try:
+        return path.read_text(encoding="utf-8") == text
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def publish(target: Path, fill: Callable[[Path, Unchanged], Filled], source: Source | None = None) -> Filled:
     """Let `fill` write into a staging folder inside `target` (skipping what `Unchanged` says is there already),
-    then move its files into place (see the module's docstring); returns the manifest entries."""
+    then move its files into place (see the module's docstring); returns the manifest entries. The input keys
+    `fill` gives are recorded in the final manifest only, so an interrupted render leaves none behind."""
     _check_target(target)
     created = not target.exists()  # a render that fails leaves no folder it made
     target.mkdir(parents=True, exist_ok=True)
     target = target.resolve()
-    owned = _previous(target)
+    previous = _previous(target)
+    owned = {e.path for e in previous.entries}
+    by_device: dict[str, list[Entry]] = {}
+    for entry in previous.entries:
+        by_device.setdefault(entry.device, []).append(entry)
     _remove_abandoned_staging(target)
     staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{_OWNER}-", dir=target))
     published = False
     try:
-        entries = fill(staging, Unchanged(target, frozenset(owned), new_file_modes()))
+        unchanged = Unchanged(target, frozenset(owned), new_file_modes(),
+                              {device: tuple(e) for device, e in by_device.items()}, previous.inputs)
+        filled = fill(staging, unchanged)
+        entries = filled.entries
         new = [e.path for e in entries]
         clashes = _collisions(target, new, owned)
         if clashes:
@@ -360,6 +397,10 @@ def publish(target: Path, fill: Callable[[Path, Unchanged], list[Entry]], source
             raise OutputError(f"{target} already holds {shown}, which no previous render of rocefab wrote "
                               f"(per {MANIFEST}): refusing to overwrite")
         stale = sorted(owned - set(new))
+        final = manifest_json(entries, source, filled.inputs)
+        if not stale and all(e.kept for e in entries) and _holds_text(target / MANIFEST, final):
+            published = True  # nothing to move, nothing to remove, the very manifest: the folder is left as it is
+            return filled
         # Until the final manifest is in place, one listing every path either render owns, so an interruption
         # leaves no rocefab file unclaimed (the next render then replaces or removes it).
         claim = [*entries, *(Entry(p, "fabric", "stale", "") for p in stale)]
@@ -370,7 +411,7 @@ def publish(target: Path, fill: Callable[[Path, Unchanged], list[Entry]], source
                 (target / path).unlink()
         _prune_empty(target, stale)
         written = target / f".{MANIFEST}.new"
-        written.write_text(manifest_json(entries, source), encoding="utf-8")
+        written.write_text(final, encoding="utf-8")
         written.replace(target / MANIFEST)
         published = True
     finally:
@@ -378,4 +419,4 @@ def publish(target: Path, fill: Callable[[Path, Unchanged], list[Entry]], source
         if created and not published:
             with contextlib.suppress(OSError):
                 target.rmdir()
-    return entries
+    return filled

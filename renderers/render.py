@@ -8,6 +8,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from rocefab.models.catalogue import lookup_model
 from rocefab.models.findings import Finding
 from rocefab.platforms import UNITS, host_unit, unit
+from rocefab.renderers.input_keys import DeviceViews
 from rocefab.renderers.plan import FabricPlan, Host, Switch, write_plan_json
 from rocefab.renderers.record import record
 from rocefab.renderers.summary import FabricSummary, fabric_summary, summary_to_json
@@ -67,15 +68,27 @@ def _host_files(plan: FabricPlan, host: Host) -> list[RenderedFile]:
             for f in hosts.files()(plan, host, hosts.target)]
 
 
+def device_at(plan: FabricPlan, i: int) -> Switch | Host:
+    """Device number `i`, counting switches first, then hosts."""
+    n = len(plan.switches)
+    return plan.switches[i] if i < n else plan.hosts[i - n]
+
+
+def files_of(views: DeviceViews, device: Switch | Host, leave_out: frozenset[str] = frozenset()) -> list[RenderedFile]:
+    """The files of one device, rendered from its view of the plan (input_keys.py) and the device; files of a
+    kind in `leave_out` (a form the operator did not ask for) are not given."""
+    view = views.of(device)
+    made = _switch_files(view, device) if isinstance(device, Switch) else _host_files(view, device)
+    return [f for f in made if f.kind not in leave_out] if leave_out else made
+
+
 def iter_device_files(plan: FabricPlan, devices: Iterable[int],
                       leave_out: frozenset[str] = frozenset()) -> Iterator[RenderedFile]:
-    """Files of the devices numbered `devices`, counting switches first, then hosts, each device's made when
-    the one before is consumed: a writer holds one device's files at a time, not a whole fabric's. Files of a
-    kind in `leave_out` (a form the operator did not ask for) are not given."""
-    n = len(plan.switches)
+    """Files of the devices numbered `devices` (see `device_at`), each device's made when the one before is
+    consumed: a writer holds one device's files at a time, not a whole fabric's."""
+    views = DeviceViews(plan)
     for i in devices:
-        made = _switch_files(plan, plan.switches[i]) if i < n else _host_files(plan, plan.hosts[i - n])
-        yield from (f for f in made if f.kind not in leave_out) if leave_out else made
+        yield from files_of(views, device_at(plan, i), leave_out)
 
 
 def device_files(plan: FabricPlan, devices: Iterable[int]) -> list[RenderedFile]:

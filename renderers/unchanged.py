@@ -10,11 +10,17 @@ anything else, an edited file included, is written anew as before.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
+from dataclasses import field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rocefab.renderers.record import record
+
+if TYPE_CHECKING:
+    from rocefab.renderers.output import Entry
 
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0)  # a FIFO must not block the read
 
@@ -31,6 +37,41 @@ class Unchanged:
     target: Path  # the output folder
     owned: frozenset[str]  # the paths its manifest lists
     modes: tuple[int, int]  # see new_file_modes
+    # The previous manifest's entries by device, and the input key it recorded per device and for "fabric"
+    # (input_keys.py); empty when it recorded none (an older or interrupted render).
+    previous: dict[str, tuple[Entry, ...]] = field(default_factory=dict)
+    inputs: dict[str, str] = field(default_factory=dict)
+
+    def keep(self, device: str, key: str, besides: frozenset[str] = frozenset()) -> list[Entry] | None:
+        """The previous render's files of `device` (those of its paths not in `besides`), as entries marked
+        kept, when that render made them from the same inputs (`key`) and each is still there as it wrote it
+        (its hash and mode); None when any is not, and the device must be rendered."""
+        if not key or self.inputs.get(device) != key:
+            return None
+        entries = [e for e in self.previous.get(device, ()) if e.path not in besides]
+        if not entries:
+            return None
+        kept = []
+        for entry in entries:
+            data = self.previous_bytes(entry.path, entry.executable)
+            if data is None or hashlib.sha256(data).hexdigest() != entry.sha256:
+                return None
+            kept.append(replace(entry, lines=data.count(b"\n"), kept=True))
+        return kept
+
+    def previous_bytes(self, path: str, executable: bool) -> bytes | None:
+        """What `target/path` holds, when `open_previous` accepts it."""
+        fd = self.open_previous(path, executable)
+        if fd is None:
+            return None
+        try:
+            size = os.fstat(fd).st_size
+            data = read_exactly(fd, size + 1)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        return data if len(data) == size else None
 
     def holds(self, path: str, data: bytes, executable: bool) -> bool:
         """Whether `target/path` is a file the previous render wrote that already holds `data` as it would be

@@ -239,9 +239,15 @@ def render(
         where = exc.filename or output
         err.print(f"{where}: cannot write: {exc.strerror or exc}; {output} is as it was before", markup=False)
         raise typer.Exit(EXIT_INPUT) from None
-    kinds = Counter(f.kind for f in files)
+    kinds = Counter(f.kind for f in files.entries)
     detail = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
-    out.print(f"wrote {len(files)} files to {output} ({detail}) and manifest.json")
+    written = sum(not f.kept for f in files.entries)
+    kept = f"; {len(files.entries) - written} others were there as rendered" if written < len(files.entries) else ""
+    out.print(f"wrote {written} of {len(files.entries)} files to {output} ({detail}) and manifest.json{kept}")
+    devices = len(checked.plan.switches) + len(checked.plan.hosts)
+    if len(files.rendered) < devices:
+        out.print(f"rendered {len(files.rendered)} of {devices} devices; the others' inputs are those their files "
+                  f"were rendered from last time (per manifest.json), and the files are as written")
 
 
 @app.command()

@@ -23,8 +23,8 @@ def _tree(folder: Path) -> dict[str, tuple[bytes, int]]:
 def test_parallel_render_matches_serial(tmp_path: Path) -> None:
     plan = check_file(INTENTS / "tor128-3tier.yaml", TEST_VERSION).plan
     assert plan is not None
-    serial = render_to_folder(plan, tmp_path / "serial", jobs=1)
-    parallel = render_to_folder(plan, tmp_path / "parallel", jobs=3, min_devices=1)
+    serial = render_to_folder(plan, tmp_path / "serial", jobs=1).entries
+    parallel = render_to_folder(plan, tmp_path / "parallel", jobs=3, min_devices=1).entries
     assert sorted(serial, key=lambda e: e.path) == sorted(parallel, key=lambda e: e.path)
     assert _tree(tmp_path / "serial") == _tree(tmp_path / "parallel")
     manifest = json.loads((tmp_path / "parallel" / "manifest.json").read_text())["files"]
@@ -50,7 +50,7 @@ def test_streamed_files_are_written_as_their_text(tmp_path: Path) -> None:
     pieces: list[str] = []
     streamed[-1].write(pieces.append)
     assert len(pieces) > 2  # the plan of 1,024 nodes arrives in several pieces
-    entries = {e.path: e for e in render_to_folder(plan, tmp_path / "out", jobs=2)}
+    entries = {e.path: e for e in render_to_folder(plan, tmp_path / "out", jobs=2).entries}
     for f in streamed:
         text = f.content
         assert (tmp_path / "out" / f.path).read_text(encoding="utf-8") == text

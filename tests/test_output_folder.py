@@ -20,6 +20,7 @@ from rocefab.renderers.output import (
     MANIFEST,
     STAGING_PREFIX,
     Entry,
+    Filled,
     OutputError,
     changed_files,
     publish,
@@ -41,7 +42,7 @@ def _files(**contents: str) -> list[RenderedFile]:
 
 
 def _publish(target: Path, files: Sequence[AnyFile]) -> list[Entry]:
-    return publish(target, lambda folder, unchanged: write_files(folder, files, unchanged))
+    return publish(target, lambda folder, unchanged: Filled(write_files(folder, files, unchanged))).entries
 
 
 def _tree(folder: Path) -> dict[str, str]:
@@ -201,7 +202,7 @@ def test_a_streamed_file_is_kept_only_when_every_piece_agrees(tmp_path: Path, be
 
     _publish(out, [streamed(before)])
     inode = (out / "plan.json").stat().st_ino
-    entries = publish(out, lambda folder, unchanged: write_files(folder, [streamed(after)], unchanged))
+    entries = publish(out, lambda folder, unchanged: Filled(write_files(folder, [streamed(after)], unchanged))).entries
     text = "".join(after)
     assert (out / "plan.json").read_text() == text
     assert entries[0].sha256 == hashlib.sha256(text.encode()).hexdigest()
@@ -229,7 +230,7 @@ def test_a_failed_render_changes_nothing(tmp_path: Path) -> None:
     _publish(out, _files(a__one="1\n"))
     before = _tree(out)
 
-    def failing(folder: Path, unchanged: Unchanged) -> list[Entry]:
+    def failing(folder: Path, unchanged: Unchanged) -> Filled:
         write_files(folder, _files(a__one="half\n"), unchanged)
         raise RuntimeError("renderer crashed")
 
@@ -242,7 +243,7 @@ def test_a_failed_render_changes_nothing(tmp_path: Path) -> None:
 def test_the_manifest_says_what_it_was_rendered_from_and_catches_edits(tmp_path: Path) -> None:
     intent = INTENTS / "lab.yaml"
     out = tmp_path / "out"
-    publish(out, lambda folder, unchanged: write_files(folder, _files(a__one="1\n", a__two="2\n"), unchanged),
+    publish(out, lambda folder, unchanged: Filled(write_files(folder, _files(a__one="1\n", a__two="2\n"), unchanged)),
             source_of(intent, TEST_VERSION))
     manifest = read_manifest(out)
     assert manifest.rocefab == TEST_VERSION

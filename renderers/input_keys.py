@@ -1,0 +1,127 @@
+"""What each part of a render is made from, as one hash: a re-render skips the parts whose hash it wrote last time.
+
+A device's files are made from its own record and the plan's fabric-wide settings (QoS, VLANs, services, the
+host profile, where the plan came from) by rocefab's code and templates, and nothing else. `device_view` is that
+fabric-wide part alone: the plan with no switches, hosts or links, and without the intent's hash and the
+fabric's description (which no device's file prints, see templating.header_lines); `DeviceViews` narrows it further per kind of device. Device
+renderers are handed their narrowed view, never the whole plan, so a renderer that started reading another device
+(or a setting its view leaves out) would fail its tests instead of making the key unsound.
+
+The key of a device is SHA-256 over the code's fingerprint, the kinds of file left out, its view and the device
+record (their `repr`: records are dataclasses of strings, numbers, enums and tuples, whose repr is exact and the
+same in every process). The fabric-wide files (plan.json, monitoring, cabling, ...) read the whole plan: their key
+covers the view, the full source, every device's key and the links.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from collections.abc import Collection, Sequence
+from dataclasses import fields, replace
+from functools import cache
+from pathlib import Path
+from typing import Any, cast
+
+import rocefab
+from rocefab.renderers.plan import FabricPlan, Host, HostProfile, Link, Switch
+from rocefab.renderers.services import RawLines
+
+_PACKAGE = Path(rocefab.__file__).parent  # models/, renderers/, templates/ ... are in it (links in a checkout)
+_SKIPPED = {"__pycache__"}
+
+
+@cache
+def code_fingerprint() -> str:
+    """SHA-256 over every file of the package (code, templates, catalogue data) and the versions of Python and of
+    the libraries that shape the output: a render made by other code never counts as this one's."""
+    import jinja2
+    import yaml
+
+    digest = hashlib.sha256(f"{sys.version}\0jinja2 {jinja2.__version__}\0pyyaml {yaml.__version__}\0".encode())
+    root = _PACKAGE
+    files: list[tuple[str, Path]] = []
+    for folder, subfolders, names in os.walk(root, followlinks=True):
+        subfolders[:] = sorted(d for d in subfolders if d not in _SKIPPED)
+        here = Path(folder)
+        files += ((str(here.relative_to(root) / name), here / name) for name in names if not name.endswith(".pyc"))
+    for relative, path in sorted(files):
+        digest.update(f"{relative}\0".encode())
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def device_view(plan: FabricPlan) -> FabricPlan:
+    """The part of `plan` the devices' files are rendered from, besides each device itself."""
+    return replace(plan, switches=(), hosts=(), links=(), source=replace(plan.source, intent_sha256="", description=""))
+
+
+def _narrowed(view: FabricPlan, device: Switch | Host) -> FabricPlan:
+    """`view` as one device's renderer sees it: a host's without the switches' VLANs and services, a switch's
+    without the hosts' profile and with only its own platform's raw lines for its role. What a renderer is not
+    given cannot change its device's files, so a change there re-renders only the devices that read it."""
+    if isinstance(device, Host):
+        return replace(view, vlans=(), services=None)
+    services = view.services
+    if services is not None:
+        mine = services.raw(device.platform, device.role.value)
+        lines: dict[str, Any] = {f.name: RawLines() for f in fields(services) if f.name.startswith("raw_")}
+        if mine:
+            lines[f"raw_{device.platform}"] = RawLines(**{device.role.value: mine})
+        services = replace(services, **lines)
+    return replace(view, services=services, host_profile=cast(HostProfile, None))
+
+
+def render_base(view: FabricPlan, leave_out: Collection[str]) -> bytes:
+    """What the keys of the devices rendered from `view` start from: the code, the kinds left out and the view."""
+    digest = hashlib.sha256(code_fingerprint().encode())
+    digest.update(f"\0{sorted(leave_out)!r}\0{view!r}".encode())
+    return digest.digest()
+
+
+def device_key(base: bytes, device: Switch | Host) -> str:
+    digest = hashlib.sha256(base)
+    digest.update(repr(device).encode())
+    return digest.hexdigest()
+
+
+class DeviceViews:
+    """Each device's view of a plan (see `_narrowed`) and its key, made once per kind of device: hosts, and
+    switches by platform and role."""
+
+    def __init__(self, plan: FabricPlan, leave_out: Collection[str] = ()) -> None:
+        self.view = device_view(plan)
+        self.leave_out = sorted(leave_out)
+        self._made: dict[tuple[str, ...], tuple[FabricPlan, bytes]] = {}
+
+    def of(self, device: Switch | Host) -> FabricPlan:
+        return self._group(device)[0]
+
+    def key(self, device: Switch | Host) -> str:
+        return device_key(self._group(device)[1], device)
+
+    def _group(self, device: Switch | Host) -> tuple[FabricPlan, bytes]:
+        group = ("host",) if isinstance(device, Host) else (device.platform, device.role.value)
+        made = self._made.get(group)
+        if made is None:
+            view = _narrowed(self.view, device)
+            made = self._made[group] = (view, render_base(view, self.leave_out))
+        return made
+
+
+def fabric_key(plan: FabricPlan, leave_out: Collection[str], device_keys: dict[str, str], links_digest: str) -> str:
+    """The key of the fabric-wide files: the code, the kinds left out, the plan's fabric-wide part and whole
+    source, every device's key and the links."""
+    digest = hashlib.sha256(render_base(device_view(plan), leave_out))
+    digest.update(f"\0{plan.source!r}\0{links_digest}\0".encode())
+    for name in sorted(device_keys):
+        digest.update(f"{name}\0{device_keys[name]}\0".encode())
+    return digest.hexdigest()
+
+
+def links_digest(links: Sequence[Link]) -> str:
+    digest = hashlib.sha256()
+    for start in range(0, len(links), 8192):  # a slice's repr at a time: one call per link costs twice as much
+        digest.update(repr(links[start:start + 8192]).encode())
+    return digest.hexdigest()
