@@ -3,7 +3,9 @@
 Each stage is the command a user runs, in a fresh process, so imports are paid every time as a user pays
 them: `rocefab validate`, `rocefab plan --json` (the whole plan printed), `rocefab render -o DIR` into an empty
 folder (every switch config, host script and artifact, written atomically, with the default worker processes),
-and the same render again over the last one's folder (what the next render of an unchanged intent costs).
+and the same render again over the last one's folder (what the next render of an unchanged intent costs), and
+`change`: a render over the last one's folder after a one-device change to the intent (one host cable's
+measured length, different in each run, in a copy of the intent under the same file name).
 After each render, `write-floor` writes that render's own files afresh with nothing rendered
 (bench/write_floor.py): the floor under the render's time on this machine's file system. Every run starts
 after a sync, with nothing of the run before still being flushed. Peak RSS is that of the largest process.
@@ -45,6 +47,8 @@ STAGES = {
     "plan": _CLI.format(args="'plan', {path!r}, '--json'"),
     "render": _CLI.format(args="'render', {path!r}, '-o', {out!r}"),  # into an empty folder, each run
     "rerender": _CLI.format(args="'render', {path!r}, '-o', {out!r}"),  # over the last render, intent unchanged
+    # over the last render, one host cable's measured length changed in the intent (see `one_cable_changed`)
+    "change": _CLI.format(args="'render', {path!r}, '-o', {out!r}"),
     # every switch failing on its own (exit 1 when one cuts a host off: not an error here)
     "what-if": _CLI.format(args="'what-if', {path!r}, '--each', '--json'").replace("check=True", "check=False"),
 }
@@ -211,6 +215,29 @@ def bench_lab(devices: int, runs: int, concurrency: int | None) -> list[dict[str
             subprocess.run([*cli, "lab", "down", "--dir", str(folder)], check=False, capture_output=True)
 
 
+def first_host_port(rendered: Path) -> tuple[str, str]:
+    """(switch, port) of the first host's first cable, read from a render's plan/ parts."""
+    index = json.loads((rendered / "plan" / "index.json").read_text())
+    for part in index["parts"]:
+        with (rendered / part["path"]).open() as lines:
+            for line in lines:
+                if line.startswith('{"host"'):
+                    host = json.loads(line)["host"]
+                    port = host["bonds"][0]["members"][0] if host["bonds"] else host["nics"][0]
+                    return port["switch"], port["port"]
+    raise SystemExit(f"{rendered}: no host in the plan")
+
+
+def one_cable_changed(path: Path, original: str, rendered: Path, run: int) -> None:
+    """Write the intent at `path` as `original` with the first host cable measured at `run + 1` m: each run a
+    change from the one before, touching one host (and its part of the plan)."""
+    switch, port = first_host_port(rendered)
+    intent = yaml.safe_load(original)
+    cabling = intent.setdefault("cabling", {})
+    cabling["measured"] = [*cabling.get("measured", []), {"device": switch, "port": port, "length_m": run + 1}]
+    path.write_text(yaml.safe_dump(intent, sort_keys=False))
+
+
 def measure(stage: str, path: Path, out: Path) -> tuple[float, float, str]:
     """(wall seconds, peak RSS in MB, what the command said on stderr) of one stage in a fresh interpreter, which
     reports its own peak."""
@@ -252,18 +279,28 @@ def main() -> None:
         for name in args.examples:
             path, nodes = example_intent(name, Path(tmp))
             rendered = Path(tmp) / f"out-{name}"
+            original = path.read_text()
             for stage in args.stages:
                 samples = []
-                for _ in range(args.runs):
+                for run in range(args.runs):
                     if stage == "render":
                         shutil.rmtree(rendered, ignore_errors=True)
+                    intent = path
+                    if stage == "change":
+                        if not (rendered / "manifest.json").is_file():
+                            measure("render", path, rendered)  # a render to change from
+                        # the same file name (generated files name it), in a folder of its own
+                        intent = Path(tmp) / "changed" / path.name
+                        intent.parent.mkdir(exist_ok=True)
+                        one_cable_changed(intent, original, rendered, run)
                     # Nothing left to flush from the run before: the kernel throttles a writer while gigabytes
                     # of dirty pages are still going to disk, and a user's render seldom starts in that state.
                     os.sync()
-                    samples.append(measure(stage, path, rendered))
+                    samples.append(measure(stage, intent, rendered))
                 wall = statistics.median(s[0] for s in samples)
                 rss = max(s[1] for s in samples)
-                files = sum(1 for p in rendered.rglob("*") if p.is_file()) if stage.endswith("render") else 0
+                renders = stage in ("render", "rerender", "change")
+                files = sum(1 for p in rendered.rglob("*") if p.is_file()) if renders else 0
                 row = {"example": name, "nodes": nodes, "stage": stage, "median_s": round(wall, 3),
                        "peak_rss_mb": round(rss), "files": files}
                 if files:

@@ -1,10 +1,12 @@
 """Render a large fabric straight into its output folder on several CPUs.
 
 Forked workers inherit the plan instead of receiving it pickled, render a share of the devices each and
-write those files themselves; only their manifest entries travel back. plan.json and the largest fabric-wide
-parts (the monitoring folder, the bandwidth tests) are tasks of their own, queued first; meanwhile this process
-renders and writes the other fabric-wide artifacts. Shares are dealt round-robin, so every worker gets its part of the
-expensive switches and the cheap hosts alike. The folder is the same, byte for byte, as a serial render's.
+write those files themselves; only their manifest entries travel back. Shares are dealt round-robin, so every
+worker gets its part of the expensive switches and the cheap hosts alike. plan/'s parts and the largest
+fabric-wide artifacts (the monitoring folder, the bandwidth tests) are tasks of their own; meanwhile this process
+renders and writes the other fabric-wide artifacts. A first render queues those tasks before the devices'. A
+re-render (the folder's manifest has input keys, see input_keys.py) renders or keeps the devices first, since
+their keys decide which of the rest changed. The folder is the same, byte for byte, as a serial render's.
 """
 
 from __future__ import annotations
@@ -15,21 +17,23 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 from rocefab.models.findings import Finding
-from rocefab.renderers.input_keys import DeviceViews, fabric_key, links_digest
+from rocefab.renderers.input_keys import DeviceViews, code_fingerprint, fabric_key, links_digest
 from rocefab.renderers.output import Entry, Filled, Source, publish, write_files
 from rocefab.renderers.plan import FabricPlan
+from rocefab.renderers.plan_parts import KIND as PLAN_PART
+from rocefab.renderers.plan_parts import PlanPart, plan_parts
 from rocefab.renderers.render import (
     PARTS,
+    SUMMARY_PAGE,
     device_at,
     device_lines,
     fabric_files,
     fabric_part,
     files_of,
-    plan_file,
+    plan_part_files,
     summary_file,
 )
 from rocefab.renderers.summary import FabricSummary, fabric_summary
-from rocefab.renderers.summary_markdown import SUMMARY_MD
 from rocefab.renderers.unchanged import Unchanged
 
 # Below this many devices a worker process costs more than it saves.
@@ -40,6 +44,7 @@ SHARES_PER_WORKER = 4
 _plan: FabricPlan | None = None
 _unchanged: Unchanged | None = None
 _leave_out: frozenset[str] = frozenset()
+_parts: list[PlanPart] = []
 
 
 def render_devices(folder: Path, plan: FabricPlan, devices: Iterable[int], leave_out: frozenset[str],
@@ -67,9 +72,23 @@ def _render_share(folder: Path, devices: range) -> Filled:
     return render_devices(folder, _plan, devices, _leave_out, _unchanged)
 
 
-def _render_plan_file(folder: Path) -> list[Entry]:
+def plan_part(folder: Path, plan: FabricPlan, part: PlanPart, device_keys: dict[str, str] | None,
+              leave_out: frozenset[str], unchanged: Unchanged | None) -> Filled:
+    """One of plan/'s parts (plan_parts.py), kept when its key is the previous render's and the file is as that
+    render wrote it. Without `device_keys` (a first render, whose parts start before the devices' keys are known)
+    the keys of the part's devices are worked out here."""
+    if device_keys is None:
+        views = DeviceViews(plan, leave_out)
+        device_keys = {d.name: views.key(d) for d in part.devices}
+    key = part.key(code_fingerprint(), device_keys)
+    kept = unchanged.keep_part(part.path, key) if unchanged is not None else None
+    entries = kept if kept is not None else write_files(folder, plan_part_files([part]), unchanged)
+    return Filled(entries, {part.path: key})
+
+
+def _render_plan_part(folder: Path, index: int, device_keys: dict[str, str] | None) -> Filled:
     assert _plan is not None
-    return write_files(folder, [plan_file(_plan)], _unchanged)
+    return plan_part(folder, _plan, _parts[index], device_keys, _leave_out, _unchanged)
 
 
 def _render_part(folder: Path, part: str) -> list[Entry]:
@@ -96,7 +115,8 @@ def _fabric(plan: FabricPlan, unchanged: Unchanged, leave_out: frozenset[str], k
     """The fabric-wide files: kept when their key (which covers every device's) is the previous render's and
     they are still as it wrote them, else `render()`. Adds their key to `keys`."""
     key = keys["fabric"] = fabric_key(plan, leave_out, keys, links)
-    kept = unchanged.keep("fabric", key, besides=frozenset({SUMMARY_MD}))
+    # summary.md is made anew each time (it lists the findings); plan/'s parts have keys of their own
+    kept = unchanged.keep("fabric", key, besides=frozenset({SUMMARY_PAGE, PLAN_PART}))
     return kept if kept is not None else render()
 
 
@@ -110,27 +130,39 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
         findings = checks()
         summary = fabric_summary(plan)
         filled = render_devices(folder, plan, range(count), leave_out, unchanged)
+        device_keys = dict(filled.inputs)
         filled.entries.extend(_fabric(plan, unchanged, leave_out, filled.inputs, links_digest(plan.links),
-                                      lambda: write_files(folder, fabric_files(plan, summary=summary), unchanged)))
+                                      lambda: write_files(folder, fabric_files(plan, with_plan=False, summary=summary),
+                                                          unchanged)))
+        for part in plan_parts(plan):
+            done = plan_part(folder, plan, part, device_keys, leave_out, unchanged)
+            filled.entries.extend(done.entries)
+            filled.inputs.update(done.inputs)
         return filled, summary, findings
-    global _plan, _unchanged, _leave_out
-    _plan, _unchanged, _leave_out = plan, unchanged, leave_out
+    global _plan, _unchanged, _leave_out, _parts
+    _plan, _unchanged, _leave_out, _parts = plan, unchanged, leave_out, plan_parts(plan)
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             def fabric_tasks() -> list[Future[list[Entry]]]:
-                return [pool.submit(_render_plan_file, folder), *(pool.submit(_render_part, folder, p) for p in PARTS)]
+                return [pool.submit(_render_part, folder, p) for p in PARTS]
 
-            # A first render: plan.json, the largest single file, and the largest fabric-wide parts go first to
-            # the workers; small shares of the devices let them even out while this process writes the other
-            # artifacts. A re-render: the devices first, as their keys tell whether the fabric-wide files changed.
-            early = fabric_tasks() if not unchanged.inputs else []
+            def part_tasks(keys: dict[str, str] | None) -> list[Future[Filled]]:
+                return [pool.submit(_render_plan_part, folder, i,
+                                    None if keys is None else {d.name: keys[d.name] for d in p.devices})
+                        for i, p in enumerate(_parts)]
+
+            # A first render: plan/'s parts and the largest fabric-wide parts, the largest files, go first to the
+            # workers; small shares of the devices let them even out while this process writes the other
+            # artifacts. A re-render: the devices first, as their keys tell which of the others changed.
+            first = not unchanged.inputs
+            early, early_parts = (fabric_tasks(), part_tasks(None)) if first else ([], [])
             shares = SHARES_PER_WORKER * workers
             tasks = [pool.submit(_render_share, folder, range(k, count, shares)) for k in range(shares)]
             try:
                 findings = checks()  # while the workers render; what they wrote stays in staging if this raises
             except BaseException:
                 # the pool would otherwise run every queued task before letting go
-                cancels = [task.cancel for task in early] + [task.cancel for task in tasks]
+                cancels = [t.cancel for t in early] + [t.cancel for t in early_parts] + [t.cancel for t in tasks]
                 for cancel in cancels:
                     cancel()
                 raise
@@ -144,6 +176,8 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
                 made += share.entries
                 made_keys.update(share.inputs)
                 rendered += share.rendered
+            device_keys = dict(made_keys)
+            late_parts = part_tasks(device_keys) if not first else []
 
             def render() -> list[Entry]:
                 late = fabric_tasks() if not early else []
@@ -151,15 +185,20 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
                                      unchanged)
                 return [entry for task in [*early, *late] for entry in task.result()] + fabric
 
-            if early:  # rendered already, whatever the key
+            if first:  # rendered already, whatever the key
                 made += render()
-                made_keys["fabric"] = fabric_key(plan, leave_out, made_keys, links)
+                made_keys["fabric"] = fabric_key(plan, leave_out, device_keys, links)
             else:
                 made += _fabric(plan, unchanged, leave_out, made_keys, links, render)
+            for task in [*early_parts, *late_parts]:
+                finished = task.result()
+                made += finished.entries
+                made_keys.update(finished.inputs)
             return Filled(made, made_keys, tuple(rendered)), summary, findings
     finally:
         _plan = _unchanged = None
         _leave_out = frozenset()
+        _parts = []
 
 
 def render_to_folder(plan: FabricPlan, target: Path, jobs: int, min_devices: int = PARALLEL_MIN_DEVICES,

@@ -31,7 +31,7 @@ RESPONSE_NS = 2000  # MAC/PHY/FEC latency at both ends and the neighbour's react
 
 @record
 class Headroom:
-    """The arithmetic for one port class, kept whole so `rocefab plan` and plan.json can show it."""
+    """The arithmetic for one port class, kept whole so `rocefab plan` and plan/ can show it."""
 
     speed_gbps: int
     cable_m: int

@@ -3,14 +3,15 @@
 A device's files are made from its own record and the plan's fabric-wide settings (QoS, VLANs, services, the
 host profile, where the plan came from) by rocefab's code and templates, and nothing else. `device_view` is that
 fabric-wide part alone: the plan with no switches, hosts or links, and without the intent's hash and the
-fabric's description (which no device's file prints, see templating.header_lines); `DeviceViews` narrows it further per kind of device. Device
-renderers are handed their narrowed view, never the whole plan, so a renderer that started reading another device
-(or a setting its view leaves out) would fail its tests instead of making the key unsound.
+fabric's description (which no device's file prints, see templating.header_lines); `DeviceViews` narrows it
+further per kind of device. Device renderers are handed their narrowed view, never the whole plan, so a renderer
+that started reading another device (or a setting its view leaves out) would fail its tests instead of making the
+key unsound.
 
 The key of a device is SHA-256 over the code's fingerprint, the kinds of file left out, its view and the device
 record (their `repr`: records are dataclasses of strings, numbers, enums and tuples, whose repr is exact and the
-same in every process). The fabric-wide files (plan.json, monitoring, cabling, ...) read the whole plan: their key
-covers the view, the full source, every device's key and the links.
+same in every process). The fabric-wide files (monitoring, cabling, ...) read the whole plan: their key covers the
+view, the full source, every device's key and the links. plan/'s parts have keys of their own (plan_parts.py).
 """
 
 from __future__ import annotations

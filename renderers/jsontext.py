@@ -69,6 +69,11 @@ else:  # pragma: no cover - Python builds without the C accelerator
         return _encoder.encode(value)
 
 
+def encode_compact(value: object) -> str:
+    """`value` as one line of compact JSON, records (dataclasses) as objects."""
+    return _encode(value)
+
+
 def _items(value: object) -> list[tuple[str, Any]] | None:
     """The key/value pairs of a record, or None for anything else."""
     names = _fields(type(value))

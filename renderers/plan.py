@@ -6,13 +6,12 @@ to JSON (`rocefab plan --json`) so operators and other tools can consume the sam
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from enum import StrEnum
 from ipaddress import IPv4Network, ip_interface
 
 from rocefab.models.resolve import Role
 from rocefab.renderers.headroom import Headroom
-from rocefab.renderers.jsontext import dumps_outline, write_outline
+from rocefab.renderers.jsontext import dumps_outline
 from rocefab.renderers.nic_headroom import nic_cable_len
 from rocefab.renderers.record import record
 from rocefab.renderers.services import SiteServices
@@ -419,7 +418,3 @@ class FabricPlan:
 def plan_to_json(plan: FabricPlan) -> str:
     return dumps_outline(plan)
 
-
-def write_plan_json(plan: FabricPlan, emit: Callable[[str], None]) -> None:
-    """plan.json's text, given to `emit` in pieces."""
-    write_outline(plan, emit)

@@ -135,7 +135,7 @@ def _adaptive_routing_mixed(plan: FabricPlan) -> list[Finding]:
 
 def _headroom_not_rendered(plan: FabricPlan) -> list[Finding]:
     """Switches whose platform takes no headroom input while their longest cable needs more than the
-    default allowance: one finding per platform, naming the switches and the headroom plan.json computes."""
+    default allowance: one finding per platform, naming the switches and the headroom the plan computes."""
     long: dict[str, list[str]] = {}
     for sw in plan.switches:
         spec = unit(sw.platform).spec
@@ -146,7 +146,7 @@ def _headroom_not_rendered(plan: FabricPlan) -> list[Finding]:
         "pfc-headroom-not-rendered", Severity.WARNING, ("cabling", "lengths"),
         f"{platform} documents no PFC headroom setting rocefab can render, and {len(names)} switches have "
         f"cables over 100 m: {', '.join(names[:4])}{' ...' if len(names) > 4 else ''}",
-        "size the no-drop headroom on those switches by hand (plan.json: switches[].pfc_headroom), or keep "
+        "size the no-drop headroom on those switches by hand (plan/: each switch's pfc_headroom), or keep "
         "their cables within 100 m",
     ) for platform, names in sorted(long.items())]
 

@@ -9,7 +9,10 @@ from rocefab.models.catalogue import lookup_model
 from rocefab.models.findings import Finding
 from rocefab.platforms import UNITS, host_unit, unit
 from rocefab.renderers.input_keys import DeviceViews
-from rocefab.renderers.plan import FabricPlan, Host, Switch, write_plan_json
+from rocefab.renderers.plan import FabricPlan, Host, Switch
+from rocefab.renderers.plan_parts import INDEX as PLAN_INDEX
+from rocefab.renderers.plan_parts import KIND as PLAN_PART
+from rocefab.renderers.plan_parts import PlanPart, index_text, plan_parts
 from rocefab.renderers.record import record
 from rocefab.renderers.summary import FabricSummary, fabric_summary, summary_to_json
 from rocefab.renderers.summary_markdown import SUMMARY_MD, render_summary_markdown
@@ -29,9 +32,9 @@ Emit = Callable[[str], None]
 
 @record
 class StreamedFile:
-    """A file too large to hold whole (plan.json and the plan's series of a 98,304-GPU fabric are hundreds of
-    megabytes each): `write` hands its text to an emit function piece by piece, and the writer hashes and
-    writes each piece as it comes. `content` joins the pieces for callers that want the text."""
+    """A file too large to hold whole (plan/'s parts and the plan's series of a 98,304-GPU fabric are tens to
+    hundreds of megabytes each): `write` hands its text to an emit function piece by piece, and the writer hashes
+    and writes each piece as it comes. `content` joins the pieces for callers that want the text."""
 
     path: str
     device: str
@@ -103,21 +106,22 @@ def shared_files(plan: FabricPlan) -> list[RenderedFile]:
             for path, kind, text in u.shared_files()]
 
 
-def plan_file(plan: FabricPlan) -> StreamedFile:
-    return StreamedFile("plan.json", "fabric", "plan", lambda emit: write_plan_json(plan, emit))
+def plan_part_files(parts: Sequence[PlanPart]) -> list[StreamedFile]:
+    """plan/'s parts (see plan_parts.py), each streamed."""
+    return [StreamedFile(part.path, "fabric", PLAN_PART, part.write) for part in parts]
 
 
 # The fabric-wide artifacts a parallel render hands to a worker as a part of their own (the largest after
-# plan.json); every other one is made by the process that forks the workers.
+# plan/'s parts); every other one is made by the process that forks the workers.
 PARTS = ("monitoring", "bandwidth")
 
 
 def fabric_files(plan: FabricPlan, with_plan: bool = True, summary: FabricSummary | None = None,
                  leave_out: Collection[str] = ()) -> Iterator[AnyFile]:
     """The fabric-wide artifacts, each made when asked for, so a writer holds one at a time (a 98,304-GPU
-    fabric's are hundreds of megabytes); `with_plan=False` leaves out plan.json (see `plan_file`), the largest,
-    and `leave_out` the PARTS named (see `fabric_part`); `summary` is `fabric_summary(plan)` when the caller has
-    it already."""
+    fabric's are hundreds of megabytes); `with_plan=False` leaves out plan/'s parts (see `plan_part_files`; not
+    its index), the largest, and `leave_out` the PARTS named (see `fabric_part`); `summary` is
+    `fabric_summary(plan)` when the caller has it already."""
     # Imported here, not with this module: commands that render only the devices' files (diff, apply, verify)
     # would pay ~0.25 s for them at every start (monitoring with the Grafana SDK, ANTA, the diagram, containerlab).
     from rocefab.renderers.anta_catalog import render_anta_catalog
@@ -128,6 +132,7 @@ def fabric_files(plan: FabricPlan, with_plan: bool = True, summary: FabricSummar
     from rocefab.renderers.inventory_file import render_inventory
 
     cabling = connections(plan)
+    parts = plan_parts(plan)
 
     def made() -> Iterator[tuple[str, str, str | Callable[[Emit], None]]]:
         yield from ((f.path, f.kind, f.content) for f in shared_files(plan))
@@ -137,6 +142,7 @@ def fabric_files(plan: FabricPlan, with_plan: bool = True, summary: FabricSummar
         yield from render_containerlab_files(plan)  # the topology, then each kept switch's startup config
         yield "summary.json", "summary", summary_to_json(fabric_summary(plan) if summary is None else summary)
         yield "inventory.yaml", "inventory", render_inventory(plan)
+        yield PLAN_INDEX, "plan", index_text(plan, parts)
         catalog = render_anta_catalog(plan)
         if catalog is not None:
             yield "anta/catalog.yml", "anta-catalog", catalog
@@ -146,7 +152,7 @@ def fabric_files(plan: FabricPlan, with_plan: bool = True, summary: FabricSummar
         if part not in leave_out:
             yield from fabric_part(plan, part)
     if with_plan:
-        yield plan_file(plan)
+        yield from plan_part_files(parts)
 
 
 def fabric_part(plan: FabricPlan, part: str) -> Iterator[AnyFile]:
@@ -166,10 +172,13 @@ def _as_files(made: Iterable[tuple[str, str, str | Callable[[Emit], None]]]) -> 
                else StreamedFile(path, "fabric", kind, content, executable))
 
 
+SUMMARY_PAGE = "summary-page"
+
+
 def summary_file(plan: FabricPlan, device_lines: dict[str, int], findings: Sequence[Finding],
                  summary: FabricSummary | None = None) -> RenderedFile:
     """summary.md, written last: it counts the lines of every device's files."""
-    return RenderedFile(SUMMARY_MD, "fabric", "summary-page",
+    return RenderedFile(SUMMARY_MD, "fabric", SUMMARY_PAGE,
                         render_summary_markdown(plan, device_lines, findings, summary))
 
 

@@ -43,12 +43,20 @@ class Unchanged:
     inputs: dict[str, str] = field(default_factory=dict)
 
     def keep(self, device: str, key: str, besides: frozenset[str] = frozenset()) -> list[Entry] | None:
-        """The previous render's files of `device` (those of its paths not in `besides`), as entries marked
-        kept, when that render made them from the same inputs (`key`) and each is still there as it wrote it
-        (its hash and mode); None when any is not, and the device must be rendered."""
+        """The previous render's files of `device` (those not of a kind in `besides`), as entries marked kept,
+        when that render made them from the same inputs (`key`) and each is still there as it wrote it (its hash
+        and mode); None when any is not, and the device must be rendered."""
         if not key or self.inputs.get(device) != key:
             return None
-        entries = [e for e in self.previous.get(device, ()) if e.path not in besides]
+        return self._intact([e for e in self.previous.get(device, ()) if e.kind not in besides])
+
+    def keep_part(self, path: str, key: str) -> list[Entry] | None:
+        """`keep` for one fabric-wide file with a key of its own (a part of plan/), named by its path."""
+        if not key or self.inputs.get(path) != key:
+            return None
+        return self._intact([e for e in self.previous.get("fabric", ()) if e.path == path])
+
+    def _intact(self, entries: list[Entry]) -> list[Entry] | None:
         if not entries:
             return None
         kept = []

@@ -23,7 +23,8 @@ EXAMPLES = sorted(p.stem for p in INTENTS.glob("*.yaml"))
 # Examples small enough to keep every rendered file as a golden file; the large ones keep a sample.
 FULL_GOLDEN = ["lab", "pod32"]
 SAMPLED_GOLDEN = {
-    "tor128-3tier": ["plan.json", "summary.json", "bom.csv", "cabling.csv", "topology.svg", "lab-cut.clab.yml",
+    "tor128-3tier": ["plan/index.json", "plan/no-pod.jsonl", "summary.json", "bom.csv", "cabling.csv", "topology.svg",
+                     "lab-cut.clab.yml",
                      "switches/super001.nvue.yaml", "switches/spine001.cfg", "switches/spine018.cfg",
                      "switches/rack001-a.cfg", "hosts/gpu001.roce.sh", "hosts/gpu001.nccl.env"],
     "cluster1024-rail": ["summary.json", "bom.csv", "topology.svg", "lab-cut.clab.yml",
@@ -79,7 +80,7 @@ def example_plan(name: str) -> FabricPlan:
 def example_files(name: str) -> tuple[RenderedFile, ...]:
     checked = check_file(INTENTS / f"{name}.yaml", TEST_VERSION)
     assert checked.plan is not None, [str(f) for f in checked.findings]
-    # plan.json and the plan's series are streamed (StreamedFile): their `content` renders them again on every
+    # plan/'s parts and the plan's series are streamed (StreamedFile): their `content` renders them again on every
     # read, seconds each for the 1,024-node example, so the tests get them rendered once, as RenderedFiles.
     return tuple(f if isinstance(f, RenderedFile) else RenderedFile(f.path, f.device, f.kind, f.content, f.executable)
                  for f in render_fabric(checked.plan, checked.findings))

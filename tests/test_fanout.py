@@ -30,14 +30,16 @@ def test_parallel_render_matches_serial(tmp_path: Path) -> None:
     manifest = json.loads((tmp_path / "parallel" / "manifest.json").read_text())["files"]
     # per host: script, NCCL env, boot unit, preflight; per switch its config (and NVUE's command list); fabric:
     # the host library, cabling, BOM, diagram, lab cut and a startup config per switch it keeps, summary (JSON and
-    # page), inventory, plan, ANTA catalog (EOS), six monitoring and five bandwidth files
-    assert len(manifest) == len(serial) == 4 * (len(plan.hosts)) + 1 + len(plan.switches) * 1 + 8 + sum(
+    # page), inventory, plan's index and a part per pod and one outside them, ANTA catalog (EOS), six monitoring
+    # and five bandwidth files
+    pods = len({sw.pod for sw in plan.switches})
+    assert len(manifest) == len(serial) == 4 * (len(plan.hosts)) + 1 + len(plan.switches) * 1 + 8 + pods + sum(
         1 for s in plan.switches if s.platform == "cumulus") + any(s.platform == "eos" for s in plan.switches) + 11 \
         + len(select_lab_cut(plan).switches)
 
 
 def test_streamed_files_are_written_as_their_text(tmp_path: Path) -> None:
-    """plan.json and the plan's series are written piece by piece; on disk and in the manifest they are what
+    """plan/'s parts and the plan's series are written piece by piece; on disk and in the manifest they are what
     their joined text is, and each piece boundary falls where it may (a plan larger than one piece)."""
     import hashlib
 
@@ -46,7 +48,7 @@ def test_streamed_files_are_written_as_their_text(tmp_path: Path) -> None:
     plan = check_file(INTENTS / "cluster1024-rail.yaml", TEST_VERSION).plan
     assert plan is not None
     streamed = [f for f in fabric_files(plan) if isinstance(f, StreamedFile)]
-    assert {f.path for f in streamed} == {"plan.json", "monitoring/textfile/rocefab_plan.prom"}
+    assert {f.path for f in streamed} == {"plan/no-pod.jsonl", "monitoring/textfile/rocefab_plan.prom"}
     pieces: list[str] = []
     streamed[-1].write(pieces.append)
     assert len(pieces) > 2  # the plan of 1,024 nodes arrives in several pieces

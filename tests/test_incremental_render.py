@@ -138,7 +138,29 @@ def test_an_unchanged_rerender_touches_no_file(tmp_path: Path, jobs: int) -> Non
     assert again.rendered == ()
     assert all(e.kept for e in again.entries if e.path != "summary.md")
     assert _stamps(out) == stamps, "every file, summary.md and manifest.json included, is the first render's"
-    assert again.inputs == first.inputs and set(again.inputs) == _names(plan, lambda d: True) | {"fabric"}
+    assert again.inputs == first.inputs
+    assert set(again.inputs) == _names(plan, lambda d: True) | {"fabric", "plan/no-pod.jsonl"}
+
+
+def test_a_change_in_one_pod_writes_that_pods_part_of_the_plan(tmp_path: Path) -> None:
+    intent: Intent = yaml.safe_load((INTENTS / "tor128-3tier.yaml").read_text(encoding="utf-8"))
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    old = _plan(tmp_path / "a", intent)
+    host = old.hosts[-1]  # in the last pod
+    leaf, port = host.bonds[0].members[0].switch, host.bonds[0].members[0].port
+    changed = copy.deepcopy(intent)
+    changed["cabling"] = {"measured": [{"device": leaf, "port": port, "length_m": 1}]}
+    new = _plan(tmp_path / "b", changed)
+    out, fresh = tmp_path / "out", tmp_path / "fresh"
+    _render(old, out, 2)
+    again = _render(new, out, 2)
+    _render(new, fresh, 2)
+    assert _tree(out) == _tree(fresh)
+    assert set(again.rendered) == {host.name}
+    pod = next(sw.pod for sw in new.switches if sw.name == leaf)
+    written = {e.path for e in again.entries if not e.kept and e.kind == "plan-part"}
+    assert written == {f"plan/pod-{pod:02d}.jsonl"}
 
 
 @pytest.mark.parametrize("jobs", JOBS)
