@@ -216,7 +216,12 @@ def bench_lab(devices: int, runs: int, concurrency: int | None) -> list[dict[str
 
 
 def first_host_port(rendered: Path) -> tuple[str, str]:
-    """(switch, port) of the first host's first cable, read from a render's plan/ parts."""
+    """(switch, port) of the first host's first cable, read from a render's plan/ parts (or the plan.json that
+    renders before plan/ wrote, for a bench of older code)."""
+    if not (rendered / "plan" / "index.json").is_file():
+        host = json.loads((rendered / "plan.json").read_text())["hosts"][0]
+        port = host["bonds"][0]["members"][0] if host["bonds"] else host["nics"][0]
+        return port["switch"], port["port"]
     index = json.loads((rendered / "plan" / "index.json").read_text())
     for part in index["parts"]:
         with (rendered / part["path"]).open() as lines:
