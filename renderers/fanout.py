@@ -72,23 +72,17 @@ def _render_share(folder: Path, devices: range) -> Filled:
     return render_devices(folder, _plan, devices, _leave_out, _unchanged)
 
 
-def plan_part(folder: Path, plan: FabricPlan, part: PlanPart, device_keys: dict[str, str] | None,
-              leave_out: frozenset[str], unchanged: Unchanged | None) -> Filled:
+def plan_part(folder: Path, part: PlanPart, device_keys: dict[str, str], unchanged: Unchanged | None) -> Filled:
     """One of plan/'s parts (plan_parts.py), kept when its key is the previous render's and the file is as that
-    render wrote it. Without `device_keys` (a first render, whose parts start before the devices' keys are known)
-    the keys of the part's devices are worked out here."""
-    if device_keys is None:
-        views = DeviceViews(plan, leave_out)
-        device_keys = {d.name: views.key(d) for d in part.devices}
+    render wrote it; `device_keys` holds the key of each of its devices."""
     key = part.key(code_fingerprint(), device_keys)
     kept = unchanged.keep_part(part.path, key) if unchanged is not None else None
     entries = kept if kept is not None else write_files(folder, plan_part_files([part]), unchanged)
     return Filled(entries, {part.path: key})
 
 
-def _render_plan_part(folder: Path, index: int, device_keys: dict[str, str] | None) -> Filled:
-    assert _plan is not None
-    return plan_part(folder, _plan, _parts[index], device_keys, _leave_out, _unchanged)
+def _render_plan_part(folder: Path, index: int, device_keys: dict[str, str]) -> Filled:
+    return plan_part(folder, _parts[index], device_keys, _unchanged)
 
 
 def _render_part(folder: Path, part: str) -> list[Entry]:
@@ -135,7 +129,7 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
                                       lambda: write_files(folder, fabric_files(plan, with_plan=False, summary=summary),
                                                           unchanged)))
         for part in plan_parts(plan):
-            done = plan_part(folder, plan, part, device_keys, leave_out, unchanged)
+            done = plan_part(folder, part, device_keys, unchanged)
             filled.entries.extend(done.entries)
             filled.inputs.update(done.inputs)
         return filled, summary, findings
@@ -146,27 +140,33 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
             def fabric_tasks() -> list[Future[list[Entry]]]:
                 return [pool.submit(_render_part, folder, p) for p in PARTS]
 
-            def part_tasks(keys: dict[str, str] | None) -> list[Future[Filled]]:
-                return [pool.submit(_render_plan_part, folder, i,
-                                    None if keys is None else {d.name: keys[d.name] for d in p.devices})
+            def part_tasks(keys: dict[str, str]) -> list[Future[Filled]]:
+                return [pool.submit(_render_plan_part, folder, i, {d.name: keys[d.name] for d in p.devices})
                         for i, p in enumerate(_parts)]
 
-            # A first render: plan/'s parts and the largest fabric-wide parts, the largest files, go first to the
-            # workers; small shares of the devices let them even out while this process writes the other
-            # artifacts. A re-render: the devices first, as their keys tell which of the others changed.
+            # A first render: the largest fabric-wide parts go first to the workers, and small shares of the
+            # devices let them even out while this process writes the other artifacts. A re-render: the devices
+            # first, as their keys tell which of the others changed. plan/'s parts (a pod each) come after the
+            # devices either way, as their keys are made of the devices'.
             first = not unchanged.inputs
-            early, early_parts = (fabric_tasks(), part_tasks(None)) if first else ([], [])
+            early = fabric_tasks() if first else []
             shares = SHARES_PER_WORKER * workers
             tasks = [pool.submit(_render_share, folder, range(k, count, shares)) for k in range(shares)]
             try:
                 findings = checks()  # while the workers render; what they wrote stays in staging if this raises
             except BaseException:
                 # the pool would otherwise run every queued task before letting go
-                cancels = [t.cancel for t in early] + [t.cancel for t in early_parts] + [t.cancel for t in tasks]
+                cancels = [t.cancel for t in early] + [t.cancel for t in tasks]
                 for cancel in cancels:
                     cancel()
                 raise
             summary = fabric_summary(plan)
+
+            def render() -> list[Entry]:
+                return write_files(folder, fabric_files(plan, with_plan=False, summary=summary, leave_out=PARTS),
+                                   unchanged)
+
+            fabric = render() if first else []  # a first render: while the workers render the devices
             links = links_digest(plan.links)
             made: list[Entry] = []
             made_keys: dict[str, str] = {}
@@ -176,21 +176,17 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
                 made += share.entries
                 made_keys.update(share.inputs)
                 rendered += share.rendered
-            device_keys = dict(made_keys)
-            late_parts = part_tasks(device_keys) if not first else []
-
-            def render() -> list[Entry]:
-                late = fabric_tasks() if not early else []
-                fabric = write_files(folder, fabric_files(plan, with_plan=False, summary=summary, leave_out=PARTS),
-                                     unchanged)
-                return [entry for task in [*early, *late] for entry in task.result()] + fabric
-
-            if first:  # rendered already, whatever the key
-                made += render()
-                made_keys["fabric"] = fabric_key(plan, leave_out, device_keys, links)
+            parts = part_tasks(dict(made_keys))
+            if first:
+                made += fabric + [entry for task in early for entry in task.result()]
+                made_keys["fabric"] = fabric_key(plan, leave_out, made_keys, links)
             else:
-                made += _fabric(plan, unchanged, leave_out, made_keys, links, render)
-            for task in [*early_parts, *late_parts]:
+                def rerender() -> list[Entry]:
+                    late = fabric_tasks()
+                    return render() + [entry for task in late for entry in task.result()]
+
+                made += _fabric(plan, unchanged, leave_out, made_keys, links, rerender)
+            for task in parts:
                 finished = task.result()
                 made += finished.entries
                 made_keys.update(finished.inputs)
