@@ -1,6 +1,7 @@
-"""The host library written once per render (rocefab/platforms/host/library.py): what a host runs is byte for byte
+"""The host libraries written once per render (rocefab/platforms/host/library.py): what a host runs is byte for byte
 the self-contained script, the library's text inline, for every host of every example; a script and a library of
-different versions never run together, whether from the render folder or through apply."""
+different versions never run together, whether from the render folder or through apply. The same for the
+preflight and its checks."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import pytest
 from conftest import ROOT, example_plan
 from hostlib import place_script
 
-from rocefab.platforms.host import config, library
-from rocefab.platforms.host.library import LibraryMismatch, embed
+from rocefab.platforms.host import TARGET, config, library, preflight
+from rocefab.platforms.host.library import PREFLIGHT, LibraryMismatch, embed
+from rocefab.renderers.input_keys import DeviceViews
 from rocefab.renderers.render import render_fabric
 
 
@@ -22,7 +24,8 @@ from rocefab.renderers.render import render_fabric
 def test_the_staged_script_is_the_script_with_its_library_inline(name: str) -> None:
     plan = example_plan(name)
     files = {f.path: f.content for f in render_fabric(plan)}
-    assert [p for p in files if p.startswith("hosts/lib/")] == [library.library_path()], "one library per render"
+    assert sorted(p for p in files if p.startswith("hosts/lib/")) == sorted(lib.path() for lib in library.LIBRARIES), \
+        "each library once per render"
     for host in plan.hosts[:3] + plan.hosts[-2:]:
         cfg = config.build(plan, host)
         unit = config._render("host/roce.service.j2", cfg)
@@ -73,3 +76,29 @@ def test_apply_from_a_render_refuses_an_edited_library(tmp_path: Path) -> None:
     assert forced.returncode == 2, forced.stderr
     assert "is not the host library the script was rendered for" in forced.stderr and "nothing was changed" in \
         forced.stderr
+
+
+@pytest.mark.parametrize("name", ["lab", "cluster1024-rail"])
+def test_the_preflight_with_its_checks_inline_is_the_former_script(name: str) -> None:
+    """Each host's preflight holds its plan and a block that loads the checks; with the checks in the block's place
+    it is byte for byte the self-contained script rendered before they were shared."""
+    plan = example_plan(name)
+    files = {f.path: f.content for f in render_fabric(plan)}
+    for host in plan.hosts[:2] + plan.hosts[-1:]:
+        checks = preflight.build(DeviceViews(plan).of(host), host, f"{host.name}.roce.sh", TARGET)
+        rendered = files[f"hosts/{host.name}.preflight.sh"]
+        assert rendered == preflight.render_preflight(checks)
+        assert PREFLIGHT.embed(rendered, files) == preflight.render_preflight(checks, PREFLIGHT.inline_text())
+        assert len(rendered) < 4_000, "the checks are no longer in each host's preflight"
+
+
+def test_run_without_its_checks_the_preflight_refuses(tmp_path: Path) -> None:
+    files = {f.path: f.content for f in render_fabric(example_plan("lab"))}
+    script = place_script(tmp_path / "gpu001.preflight.sh", files["hosts/gpu001.preflight.sh"])
+    lib = tmp_path / "lib" / PREFLIGHT.made()[2]
+    lib.write_text(lib.read_text() + "echo not the rendered checks\n")
+    done = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 3 and f"was rendered for preflight library {PREFLIGHT.made()[2]}" in done.stderr
+    lib.unlink()
+    done = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 3 and "is missing or another version" in done.stderr

@@ -36,6 +36,7 @@ from test_hostile_strings import HOSTILE
 
 from rocefab.models.intent import SIZED_TAG
 from rocefab.platforms.host import preflight
+from rocefab.platforms.host.library import PREFLIGHT
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.plan import FabricPlan, Host
 from rocefab.renderers.render import render_fabric
@@ -215,8 +216,9 @@ def scripts_netdev(root: Path) -> str:
 def test_the_script_uses_no_temporary_file(scripts: tuple[Path, Path]) -> None:
     """Bash backs a here-document or here-string with a temporary file (before 5.1, or when it is large); the
     preflight feeds its readers through pipes instead, so it writes nothing even in /tmp."""
-    text = scripts[1].read_text(encoding="utf-8")
-    assert "<<" not in text and "mktemp" not in text
+    text = PREFLIGHT.embed(scripts[1].read_text(encoding="utf-8"), {PREFLIGHT.path(): PREFLIGHT.made()[0]})
+    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    assert PREFLIGHT.inline_text() in text and "<<" not in code and "mktemp" not in code
 
 
 # --- faults ---------------------------------------------------------------------------------------------------------
@@ -425,7 +427,7 @@ def test_hostile_names_stay_names(shape: Shape, healthy: Path, tmp_path: Path) -
         host = _hostile_host(shape.host, value)
         config = preflight.build(shape.plan, host, "gpu001.roce.sh")
         script = tmp_path / f"case{n}.preflight.sh"
-        script.write_text(preflight.render_preflight(config), encoding="utf-8")
+        script = place_script(script, preflight.render_preflight(config))
         parsed = subprocess.run(["/bin/bash", "-n", str(script)], capture_output=True, text=True, check=False)
         assert parsed.returncode == 0, (value, parsed.stderr)
         result = run_script(script, healthy, "--json")

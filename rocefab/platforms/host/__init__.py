@@ -41,7 +41,7 @@ def _files() -> FileRenderer:
 def _shared() -> Sequence[tuple[str, str, str]]:
     from rocefab.platforms.host import library
 
-    return [(library.library_path(), library.KIND, library.library()[0])]
+    return [(lib.path(), lib.kind, lib.made()[0]) for lib in library.LIBRARIES]
 
 
 def _assemble() -> Callable[[str, Mapping[str, str]], str]:
@@ -80,7 +80,7 @@ UNIT = DeviceUnit(
         note="GPU hosts; any Linux image with iproute2. Nothing is configured on them."),
     diagram=DiagramStyle("#f4f4f4", "#777777", 2, "GPU servers"),
     disruption=DISRUPTION,
-    # the host library, once per render, which each script loads (rocefab/platforms/host/library.py)
+    # the host libraries, once per render, which each script loads (rocefab/platforms/host/library.py)
     shared_files=_shared,
     assemble=_assemble,
 )

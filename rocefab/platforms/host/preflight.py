@@ -13,6 +13,7 @@ from dataclasses import fields
 from typing import Literal
 
 from rocefab.platforms.host import TARGET
+from rocefab.platforms.host.library import PREFLIGHT
 from rocefab.renderers.plan import FabricPlan, Host
 from rocefab.renderers.record import record
 from rocefab.renderers.templating import header_lines, render
@@ -64,5 +65,8 @@ def build(plan: FabricPlan, host: Host, roce_script: str, target: str = TARGET) 
     )
 
 
-def render_preflight(config: PreflightConfig) -> str:
-    return render("host/preflight.sh.j2", **{f.name: getattr(config, f.name) for f in fields(config)})
+def render_preflight(config: PreflightConfig, library: str | None = None) -> str:
+    """The host's preflight: its plan, then the block that loads the checks from lib/ beside it, or `library`'s
+    text there instead (the script as it was before the checks were shared)."""
+    return render("host/preflight.sh.j2", **{f.name: getattr(config, f.name) for f in fields(config)},
+                  library=PREFLIGHT.loader_block() if library is None else library)
