@@ -11,6 +11,7 @@ their keys decide which of the rest changed. The folder is the same, byte for by
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -72,17 +73,25 @@ def _render_share(folder: Path, devices: range) -> Filled:
     return render_devices(folder, _plan, devices, _leave_out, _unchanged)
 
 
-def plan_part(folder: Path, part: PlanPart, device_keys: dict[str, str], unchanged: Unchanged | None) -> Filled:
+def plan_part(folder: Path, part: PlanPart, device_keys: dict[str, str],
+              unchanged: Unchanged | None) -> tuple[Filled, str]:
     """One of plan/'s parts (plan_parts.py), kept when its key is the previous render's and the file is as that
-    render wrote it; `device_keys` holds the key of each of its devices."""
-    key = part.key(code_fingerprint(), device_keys)
+    render wrote it; `device_keys` holds the key of each of its devices. Also returns its links' digest, which the
+    fabric-wide files' key is made of."""
+    links = links_digest(part.links)
+    key = part.key(code_fingerprint(), device_keys, links)
     kept = unchanged.keep_part(part.path, key) if unchanged is not None else None
     entries = kept if kept is not None else write_files(folder, plan_part_files([part]), unchanged)
-    return Filled(entries, {part.path: key})
+    return Filled(entries, {part.path: key}), links
 
 
-def _render_plan_part(folder: Path, index: int, device_keys: dict[str, str]) -> Filled:
+def _render_plan_part(folder: Path, index: int, device_keys: dict[str, str]) -> tuple[Filled, str]:
     return plan_part(folder, _parts[index], device_keys, _unchanged)
+
+
+def _all_links(digests: Iterable[str]) -> str:
+    """The digest of every link: each link is in one part, and the parts come in a fixed order."""
+    return hashlib.sha256("\0".join(digests).encode()).hexdigest()
 
 
 def _render_part(folder: Path, part: str) -> list[Entry]:
@@ -125,13 +134,16 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
         summary = fabric_summary(plan)
         filled = render_devices(folder, plan, range(count), leave_out, unchanged)
         device_keys = dict(filled.inputs)
-        filled.entries.extend(_fabric(plan, unchanged, leave_out, filled.inputs, links_digest(plan.links),
-                                      lambda: write_files(folder, fabric_files(plan, with_plan=False, summary=summary),
-                                                          unchanged)))
+        digests = []
         for part in plan_parts(plan):
-            done = plan_part(folder, part, device_keys, unchanged)
+            done, links = plan_part(folder, part, device_keys, unchanged)
             filled.entries.extend(done.entries)
             filled.inputs.update(done.inputs)
+            digests.append(links)
+        filled.entries.extend(_fabric(plan, unchanged, leave_out, device_keys, _all_links(digests),
+                                      lambda: write_files(folder, fabric_files(plan, with_plan=False, summary=summary),
+                                                          unchanged)))
+        filled.inputs["fabric"] = device_keys["fabric"]
         return filled, summary, findings
     global _plan, _unchanged, _leave_out, _parts
     _plan, _unchanged, _leave_out, _parts = plan, unchanged, leave_out, plan_parts(plan)
@@ -140,7 +152,7 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
             def fabric_tasks() -> list[Future[list[Entry]]]:
                 return [pool.submit(_render_part, folder, p) for p in PARTS]
 
-            def part_tasks(keys: dict[str, str]) -> list[Future[Filled]]:
+            def part_tasks(keys: dict[str, str]) -> list[Future[tuple[Filled, str]]]:
                 return [pool.submit(_render_plan_part, folder, i, {d.name: keys[d.name] for d in p.devices})
                         for i, p in enumerate(_parts)]
 
@@ -167,7 +179,6 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
                                    unchanged)
 
             fabric = render() if first else []  # a first render: while the workers render the devices
-            links = links_digest(plan.links)
             made: list[Entry] = []
             made_keys: dict[str, str] = {}
             rendered: list[str] = []
@@ -176,20 +187,23 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
                 made += share.entries
                 made_keys.update(share.inputs)
                 rendered += share.rendered
-            parts = part_tasks(dict(made_keys))
+            device_keys = dict(made_keys)
+            digests = []
+            for part_task in part_tasks(device_keys):  # quick: a part kept is its links' repr and a hash
+                finished, links = part_task.result()
+                made += finished.entries
+                made_keys.update(finished.inputs)
+                digests.append(links)
             if first:
                 made += fabric + [entry for task in early for entry in task.result()]
-                made_keys["fabric"] = fabric_key(plan, leave_out, made_keys, links)
+                made_keys["fabric"] = fabric_key(plan, leave_out, device_keys, _all_links(digests))
             else:
                 def rerender() -> list[Entry]:
                     late = fabric_tasks()
                     return render() + [entry for task in late for entry in task.result()]
 
-                made += _fabric(plan, unchanged, leave_out, made_keys, links, rerender)
-            for task in parts:
-                finished = task.result()
-                made += finished.entries
-                made_keys.update(finished.inputs)
+                made += _fabric(plan, unchanged, leave_out, device_keys, _all_links(digests), rerender)
+                made_keys["fabric"] = device_keys["fabric"]
             return Filled(made, made_keys, tuple(rendered)), summary, findings
     finally:
         _plan = _unchanged = None

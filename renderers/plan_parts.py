@@ -53,14 +53,12 @@ class PlanPart:
                     lines.clear()
         emit("".join(lines))
 
-    def key(self, code: str, device_keys: dict[str, str]) -> str:
+    def key(self, code: str, device_keys: dict[str, str], links: str) -> str:
         """What the part is made from: the code, its devices' keys (input_keys.py; each covers the device's whole
-        record) and its links."""
-        digest = hashlib.sha256(f"{code}\0{self.path}\0".encode())
+        record) and its links' digest (input_keys.links_digest of `self.links`)."""
+        digest = hashlib.sha256(f"{code}\0{self.path}\0{links}\0".encode())
         for device in self.devices:
             digest.update(f"{device.name}\0{device_keys[device.name]}\0".encode())
-        for start in range(0, len(self.links), 8192):
-            digest.update(repr(self.links[start:start + 8192]).encode())
         return digest.hexdigest()
 
 
