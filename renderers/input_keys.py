@@ -40,8 +40,14 @@ def code_fingerprint() -> str:
     import jinja2
     import yaml
 
-    digest = hashlib.sha256(f"{sys.version}\0jinja2 {jinja2.__version__}\0pyyaml {yaml.__version__}\0".encode())
-    root = _PACKAGE
+    versions = f"{sys.version}\0jinja2 {jinja2.__version__}\0pyyaml {yaml.__version__}"
+    return tree_fingerprint(_PACKAGE, versions)
+
+
+def tree_fingerprint(root: Path, versions: str) -> str:
+    """SHA-256 over `versions` and every file under `root` (links followed), by path and content; compiled
+    bytecode left out."""
+    digest = hashlib.sha256(f"{versions}\0".encode())
     files: list[tuple[str, Path]] = []
     for folder, subfolders, names in os.walk(root, followlinks=True):
         subfolders[:] = sorted(d for d in subfolders if d not in _SKIPPED)

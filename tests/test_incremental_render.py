@@ -239,3 +239,22 @@ def test_keys_are_the_same_in_every_process() -> None:
                            capture_output=True, env={**os.environ, "PYTHONHASHSEED": seed}).stdout
             for seed in ("1", "2")}
     assert len(runs) == 1
+
+
+def test_the_code_fingerprint_covers_every_file_but_bytecode(tmp_path: Path) -> None:
+    (tmp_path / "templates" / "eos").mkdir(parents=True)
+    (tmp_path / "models").mkdir()
+    template = tmp_path / "templates" / "eos" / "qos.j2"
+    template.write_text("priority-flow-control priority 3 no-drop\n")
+    (tmp_path / "models" / "catalogue.yaml").write_text("SN5600: {}\n")
+    (tmp_path / "linked").symlink_to(tmp_path / "models")
+    first = input_keys.tree_fingerprint(tmp_path, "3.11")
+    assert input_keys.tree_fingerprint(tmp_path, "3.12") != first, "another Python or library release"
+    (tmp_path / "models" / "__pycache__").mkdir()
+    (tmp_path / "models" / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"bytecode")
+    assert input_keys.tree_fingerprint(tmp_path, "3.11") == first
+    template.write_text("priority-flow-control priority 4 no-drop\n")
+    assert input_keys.tree_fingerprint(tmp_path, "3.11") != first, "a template"
+    template.write_text("priority-flow-control priority 3 no-drop\n")
+    (tmp_path / "models" / "catalogue.yaml").rename(tmp_path / "models" / "catalog.yaml")
+    assert input_keys.tree_fingerprint(tmp_path, "3.11") != first, "a file renamed (seen also through the link)"
