@@ -2,11 +2,12 @@
 
 Forked workers inherit the plan instead of receiving it pickled, render a share of the devices each and
 write those files themselves; only their manifest entries travel back. Shares are dealt round-robin, so every
-worker gets its part of the expensive switches and the cheap hosts alike. plan/'s parts and the largest
-fabric-wide artifacts (the monitoring folder, the bandwidth tests) are tasks of their own; meanwhile this process
-renders and writes the other fabric-wide artifacts. A first render queues those tasks before the devices'. A
-re-render (the folder's manifest has input keys, see input_keys.py) renders or keeps the devices first, since
-their keys decide which of the rest changed. The folder is the same, byte for byte, as a serial render's.
+worker gets its part of the expensive switches and the cheap hosts alike. The largest fabric-wide artifacts (the
+monitoring folder, the bandwidth tests) are tasks of their own, and so is each part of plan/; meanwhile this
+process renders and writes the other fabric-wide artifacts. A first render queues the artifacts' tasks before the
+devices'. A re-render (the folder's manifest has input keys, see input_keys.py) renders or keeps the devices
+first, since their keys decide which of the rest changed. plan/'s parts follow the devices either way, their keys
+being made of the devices'. The folder is the same, byte for byte, as a serial render's.
 """
 
 from __future__ import annotations
