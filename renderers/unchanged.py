@@ -67,32 +67,27 @@ class Unchanged:
             kept.append(replace(entry, lines=data.count(b"\n"), kept=True))
         return kept
 
-    def previous_bytes(self, path: str, executable: bool) -> bytes | None:
-        """What `target/path` holds, when `open_previous` accepts it."""
+    def previous_bytes(self, path: str, executable: bool, size: int | None = None) -> bytes | None:
+        """What `target/path` holds, when `open_previous` accepts it (and it is `size` bytes long, when given: a
+        file of another size is not read)."""
         fd = self.open_previous(path, executable)
         if fd is None:
             return None
         try:
-            size = os.fstat(fd).st_size
-            data = read_exactly(fd, size + 1)
+            found = os.fstat(fd).st_size
+            if size is not None and found != size:
+                return None
+            data = read_exactly(fd, found + 1)
         except OSError:
             return None
         finally:
             os.close(fd)
-        return data if len(data) == size else None
+        return data if len(data) == found else None
 
     def holds(self, path: str, data: bytes, executable: bool) -> bool:
         """Whether `target/path` is a file the previous render wrote that already holds `data` as it would be
         written."""
-        fd = self.open_previous(path, executable)
-        if fd is None:
-            return False
-        try:
-            return os.fstat(fd).st_size == len(data) and read_exactly(fd, len(data) + 1) == data
-        except OSError:
-            return False
-        finally:
-            os.close(fd)
+        return self.previous_bytes(path, executable, len(data)) == data
 
     def open_previous(self, path: str, executable: bool) -> int | None:
         """A descriptor open for reading on `target/path` when the previous render wrote it and it is a regular
