@@ -114,14 +114,25 @@ def _fill(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int, min_d
 FabricFiles = Callable[[], list[Entry]]
 
 
+# summary.md is made anew each time (it lists the findings); plan/'s parts have keys of their own
+_NOT_FABRIC_KEYED = frozenset({SUMMARY_PAGE, PLAN_PART})
+
+
 def _fabric(plan: FabricPlan, unchanged: Unchanged, leave_out: frozenset[str], keys: dict[str, str], links: str,
-            render: FabricFiles) -> list[Entry]:
+            render: FabricFiles, intact: Callable[[], list[Entry] | None] | None = None) -> list[Entry]:
     """The fabric-wide files: kept when their key (which covers every device's) is the previous render's and
-    they are still as it wrote them, else `render()`. Adds their key to `keys`."""
+    they are still as it wrote them (`intact()`, when the caller has that check under way), else `render()`. Adds
+    their key to `keys`."""
     key = keys["fabric"] = fabric_key(plan, leave_out, keys, links)
-    # summary.md is made anew each time (it lists the findings); plan/'s parts have keys of their own
-    kept = unchanged.keep("fabric", key, besides=frozenset({SUMMARY_PAGE, PLAN_PART}))
+    if unchanged.inputs.get("fabric") != key:
+        return render()
+    kept = intact() if intact is not None else unchanged.intact("fabric", _NOT_FABRIC_KEYED)
     return kept if kept is not None else render()
+
+
+def _intact_fabric() -> list[Entry] | None:
+    assert _unchanged is not None
+    return _unchanged.intact("fabric", _NOT_FABRIC_KEYED)
 
 
 def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int, min_devices: int,
@@ -189,6 +200,8 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
                 made_keys.update(share.inputs)
                 rendered += share.rendered
             device_keys = dict(made_keys)
+            # a re-render: whether the fabric-wide files are as written is read in a worker beside the parts
+            intact = pool.submit(_intact_fabric) if not first else None
             digests = []
             for part_task in part_tasks(device_keys):  # quick: a part kept is its links' repr and a hash
                 finished, links = part_task.result()
@@ -203,7 +216,8 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
                     late = fabric_tasks()
                     return render() + [entry for task in late for entry in task.result()]
 
-                made += _fabric(plan, unchanged, leave_out, device_keys, _all_links(digests), rerender)
+                assert intact is not None
+                made += _fabric(plan, unchanged, leave_out, device_keys, _all_links(digests), rerender, intact.result)
                 made_keys["fabric"] = device_keys["fabric"]
             return Filled(made, made_keys, tuple(rendered)), summary, findings
     finally:

@@ -48,6 +48,11 @@ class Unchanged:
         and mode); None when any is not, and the device must be rendered."""
         if not key or self.inputs.get(device) != key:
             return None
+        return self.intact(device, besides)
+
+    def intact(self, device: str, besides: frozenset[str] = frozenset()) -> list[Entry] | None:
+        """`keep` without the key: the previous render's files of `device` as kept entries, if each is still
+        there as that render wrote it (for a check that can start before the key is known)."""
         return self._intact([e for e in self.previous.get(device, ()) if e.kind not in besides])
 
     def keep_part(self, path: str, key: str) -> list[Entry] | None:
