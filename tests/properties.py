@@ -366,8 +366,8 @@ def check_fabric(plan: FabricPlan, rendered: list[RenderedFile] | tuple[Rendered
         # The script's lines that the checks below can match (verify_speed and converge calls, and the commands
         # after a "-- "), so each pattern scans a few hundred lines rather than the whole script with its library.
         script = "\n".join(line for line in files[f"hosts/{host.name}.roce.sh"].content.splitlines()
-                            if line.startswith(("verify_speed ", 'converge "', "ensure_rule ", "ensure_table_link "))
-                            or "-- " in line)
+                            if line.startswith(("verify_speed ", "ensure_", "  FABRIC_")))
+        fabric_said = dict(re.findall(r"^  (FABRIC_[A-Z_]+)=\"?([^\"\n]*)\"?$", script, re.MULTILINE))
         # a routing table per bond / rail NIC holds the interface's own subnet on-link, from its own address, beside
         # the rule that sends what it sources there (same-rack peers bridged, not routed through the leaf)
         tabled = [(b.name, b.ipv4, b.table) for b in host.bonds if b.table is not None]
@@ -393,7 +393,7 @@ def check_fabric(plan: FabricPlan, rendered: list[RenderedFile] | tuple[Rendered
         ends = [(m.netdev, m.switch, m.port) for b in host.bonds for m in b.members]
         ends += [(n.netdev, n.switch, n.port) for n in host.nics]
         for netdev_name, switch_name, port_name in ends:
-            told = re.findall(rf"-- mlnx_qos -i {re.escape(netdev_name)} --cable_len (\d+)$", script, re.MULTILINE)
+            told = re.findall(rf"^ensure_port_qos {re.escape(netdev_name)} (\d+)$", script, re.MULTILINE)
             planned = cable_of[(switch_name, port_name)]
             assert told == [str(min(max(planned, 1), 999))], f"{host.name} {netdev_name}: cable {told} vs {planned} m"
             assert planned <= by_name[switch_name].longest_cable_m, f"{switch_name} headroom ignores {port_name}"
@@ -402,23 +402,20 @@ def check_fabric(plan: FabricPlan, rendered: list[RenderedFile] | tuple[Rendered
         assert devices, f"{host.name} has no fabric NIC"
         for device, ports in devices:
             dev = re.escape(device)
-            tos_lines = re.findall(rf"-- cma_roce_tos -d {dev} -p 1 -t (\d+)$", script, re.MULTILINE)
-            assert tos_lines == [str(tos)], f"{host.name}: rdma_cm ToS {tos_lines} vs NCCL_IB_TC {tos}"
+            assert re.findall(rf"^ensure_roce {dev} ", script, re.MULTILINE), f"{host.name}: {device} not set up"
+            assert fabric_said["FABRIC_ROCE_TOS"] == str(tos), f"{host.name}: rdma_cm ToS vs NCCL_IB_TC {tos}"
             path = [leaf for _, leaf in ports] + upper
             for netdev_name, _ in ports:
                 netdev = re.escape(netdev_name)
-                maps = re.findall(rf'^converge "{netdev} dscp map" (\S+) qos_dscp_map {netdev} -- set_dscp_map', script,
-                                  re.MULTILINE)
-                assert len(maps) == 1, f"{host.name} {netdev_name}: no DSCP map converge"
-                wanted = dict(tuple(map(int, e.split(":"))) for e in maps[0].split(","))
+                assert len(re.findall(rf"^ensure_port_qos {netdev} \d+$", script, re.MULTILINE)) == 1, (
+                    f"{host.name} {netdev_name}: its QoS (trust, DSCP map, PFC) is not set once")
+                wanted = dict(tuple(map(int, e.split(":"))) for e in fabric_said["FABRIC_DSCP_MAP"].split(","))
                 nic = effective(NIC_DEFAULT_DSCP, wanted)
                 assert nic == fabric, f"{host.name} {netdev_name}: the NIC's DSCP map differs from the fabric's"
                 assert nic[tos >> 2] == q.roce_priority and nic[q.cnp_dscp] == q.cnp_priority
-                pfc = re.findall(rf"-- mlnx_qos -i {netdev} --pfc ([01,]+)$", script, re.MULTILINE)
-                assert len(pfc) == 1
-                flags = {i for i, v in enumerate(pfc[0].split(",")) if v == "1"}
-                assert re.search(rf"-- mlnx_qos -i {netdev} --trust dscp$", script, re.MULTILINE)
-                assert re.search(rf"-- ip link set dev {netdev} mtu {mtu}$", script, re.MULTILINE)
+                flags = {i for i, v in enumerate(fabric_said["FABRIC_PFC"].split(",")) if v == "1"}
+                assert re.search(rf"^ensure_mtu {netdev}$", script, re.MULTILINE)
+                assert fabric_said["FABRIC_MTU"] == str(mtu)
                 for sw_name in path:
                     sq = qos_of[sw_name]
                     prio = sq.dscp_to_priority.get(tos >> 2)

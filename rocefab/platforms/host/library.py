@@ -5,8 +5,8 @@ host's script: the NIC/bond script's (templates/host/lib.sh) and the preflight's
 A host's rendered script holds, where the library's text used to be, a block that loads `lib/roce-lib.<hash>.sh`
 from beside the script and refuses to run when that file is missing or holds other bytes than the ones the script
 was rendered with (its SHA-256 is in the block). What reaches the host is self-contained all the same: `rocefab
-apply` stages the script with the library's text in place of the block (`embed`, byte for byte the script a
-render used to write), and a script run from the render folder installs itself that way too (lib.sh
+apply` stages the script with the library's text in place of the block (`embed`: the script with its
+library inline), and a script run from the render folder installs itself that way too (lib.sh
 `self_text`), so the installed script and its boot unit never depend on a file beside them. The preflight, which
 rocefab does not deploy, loads its library from lib/ beside it wherever it runs: hosts/lib/ goes with it.
 """

@@ -11,19 +11,19 @@
 # Settings made here are runtime state: the script installs itself with a systemd unit (rocefab-roce.service)
 # that runs it again at every boot.
 # Usage: gpu1024.roce.sh [--check]    --check reports drift and changes nothing.
-# Each `converge LABEL WANT READER -- COMMAND` line reads the setting, and only when it differs runs COMMAND
-# (or, with --check, reports the drift).
+# Each line below reads its settings and changes only those that differ (with --check, it reports them): the steps
+# are the host library's functions, the values this host's and its fabric's.
 set -euo pipefail
 
-# >>> rocefab host library roce-lib.c6174dfa7dc2.sh sha256=c6174dfa7dc22902461f7ef83dee5f68cac5acab3b9193ac3759066ad1b80250
+# >>> rocefab host library roce-lib.64288e62765b.sh sha256=64288e62765b63d2e5e0cf0950b02485e91cb8d2de452f3b102b1705c39b436f
 # Run from the render folder, this block loads the library from lib/ beside the script, refusing any other
 # version; `rocefab apply`, and the script's own install, put the library's text here instead.
 ROCEFAB_LIB_DIR=.; [[ $0 == */* ]] && ROCEFAB_LIB_DIR=${0%/*}
-ROCEFAB_LIB="$ROCEFAB_LIB_DIR/lib/roce-lib.c6174dfa7dc2.sh"
+ROCEFAB_LIB="$ROCEFAB_LIB_DIR/lib/roce-lib.64288e62765b.sh"
 ROCEFAB_LIB_SUM=
 [[ -r $ROCEFAB_LIB ]] && read -r ROCEFAB_LIB_SUM _ < <(sha256sum "$ROCEFAB_LIB")
-if [[ $ROCEFAB_LIB_SUM != c6174dfa7dc22902461f7ef83dee5f68cac5acab3b9193ac3759066ad1b80250 ]]; then
-  echo "ERROR ${0##*/} was rendered for host library roce-lib.c6174dfa7dc2.sh: $ROCEFAB_LIB is missing or another version (render again, and copy the render's hosts/lib/ beside the script)" >&2
+if [[ $ROCEFAB_LIB_SUM != 64288e62765b63d2e5e0cf0950b02485e91cb8d2de452f3b102b1705c39b436f ]]; then
+  echo "ERROR ${0##*/} was rendered for host library roce-lib.64288e62765b.sh: $ROCEFAB_LIB is missing or another version (render again, and copy the render's hosts/lib/ beside the script)" >&2
   exit 3
 fi
 # shellcheck source=/dev/null
@@ -32,6 +32,22 @@ fi
 
 require_tools ip ethtool mlnx_qos cma_roce_tos cma_roce_mode awk sha256sum
 [[ -r $0 ]] || fatal "run this script from its file (bash $0 ...), it installs itself from there"
+
+# The fabric's settings, which every port and RDMA device below gets (the library's ensure_port_qos, ensure_mtu
+# and ensure_roce): the switches' DSCP map for all 64 DSCPs, PFC flags of priorities 0-7, DCQCN priorities.
+# shellcheck disable=SC2034  # read by the library's functions
+{
+  FABRIC_DSCP_MAP=0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
+  FABRIC_PFC=0,0,0,1,0,0,0,0
+  FABRIC_ECN_PRIORITIES="3"
+  FABRIC_CNP_DSCP=48
+  FABRIC_CNP_PRIORITY=6
+  FABRIC_RX_RING=8192
+  FABRIC_TX_RING=8192
+  FABRIC_MTU=9000
+  FABRIC_ROCE_TOS=106
+}
+
 require_netdev enp24s0np0
 require_path "$SYS/class/net/enp24s0np0/ecn" "ECN/DCQCN sysfs of enp24s0np0 (MLNX_OFED/DOCA mlx5 driver)"
 require_netdev enp64s0np0
@@ -49,261 +65,104 @@ require_path "$SYS/class/net/enp206s0np0/ecn" "ECN/DCQCN sysfs of enp206s0np0 (M
 require_netdev enp220s0np0
 require_path "$SYS/class/net/enp220s0np0/ecn" "ECN/DCQCN sysfs of enp220s0np0 (MLNX_OFED/DOCA mlx5 driver)"
 
+# Each rail NIC routes its own /31; traffic sourced from a NIC leaves by that NIC whatever rail it is for (its rule
+# and table).
+
 # --- rail 0: enp24s0np0 -> leaf016 swp32s1
-ensure_pause_off enp24s0np0
-ensure_rings enp24s0np0 8192 8192
-converge "enp24s0np0 qos trust" dscp qos_trust enp24s0np0 -- mlnx_qos -i enp24s0np0 --trust dscp
-# The NIC's own DSCP map sends d to priority d >> 3; the fabric's differs wherever RoCE or CNP use another
-# priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
-converge "enp24s0np0 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map enp24s0np0 -- set_dscp_map enp24s0np0 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
-converge "enp24s0np0 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp24s0np0 -- mlnx_qos -i enp24s0np0 --pfc 0,0,0,1,0,0,0,0
-# The receive buffer's pause threshold grows with the cable (the driver assumes 7 m): the planned length, as the
-# switch end's headroom was sized for
-converge "enp24s0np0 cable length" 50 qos_cable_len enp24s0np0 -- mlnx_qos -i enp24s0np0 --cable_len 50
-ensure_sysfs "enp24s0np0 DCQCN notification point, priority 3" "$SYS/class/net/enp24s0np0/ecn/roce_np/enable/3" 1
-ensure_sysfs "enp24s0np0 DCQCN reaction point, priority 3" "$SYS/class/net/enp24s0np0/ecn/roce_rp/enable/3" 1
-ensure_sysfs "enp24s0np0 CNP DSCP" "$SYS/class/net/enp24s0np0/ecn/roce_np/cnp_dscp" 48
-ensure_sysfs "enp24s0np0 CNP priority" "$SYS/class/net/enp24s0np0/ecn/roce_np/cnp_802p_prio" 6
-converge "enp24s0np0 mtu" 9000 read_file "$SYS/class/net/enp24s0np0/mtu" -- ip link set dev enp24s0np0 mtu 9000
+ensure_port_qos enp24s0np0 50
+ensure_mtu enp24s0np0
 ensure_up enp24s0np0
 verify_speed enp24s0np0 400
 ensure_address enp24s0np0 10.128.7.255/31
 ensure_route 10.128.0.0/15 10.128.7.254 enp24s0np0
-# traffic sourced from this NIC leaves by this NIC, whatever rail it is for
 ensure_rule 10.128.7.255 100
 ensure_table_link 10.128.7.254/31 enp24s0np0 10.128.7.255 100
 ensure_table_route 10.128.0.0/12 10.128.7.254 enp24s0np0 100
-ensure_rdma_device mlx5_0
-if rdma_present mlx5_0; then
-  ensure_tclass mlx5_0 106
-  converge "mlx5_0 rdma_cm RoCE mode" "RoCE v2" roce_mode mlx5_0 -- cma_roce_mode -d mlx5_0 -p 1 -m 2
-  converge "mlx5_0 rdma_cm default ToS" 106 roce_tos mlx5_0 -- cma_roce_tos -d mlx5_0 -p 1 -t 106
-  verify_gid mlx5_0 enp24s0np0 10.128.7.255
-fi
+ensure_roce mlx5_0 enp24s0np0 10.128.7.255
 
 # --- rail 1: enp64s0np0 -> leaf032 swp32s1
-ensure_pause_off enp64s0np0
-ensure_rings enp64s0np0 8192 8192
-converge "enp64s0np0 qos trust" dscp qos_trust enp64s0np0 -- mlnx_qos -i enp64s0np0 --trust dscp
-# The NIC's own DSCP map sends d to priority d >> 3; the fabric's differs wherever RoCE or CNP use another
-# priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
-converge "enp64s0np0 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map enp64s0np0 -- set_dscp_map enp64s0np0 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
-converge "enp64s0np0 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp64s0np0 -- mlnx_qos -i enp64s0np0 --pfc 0,0,0,1,0,0,0,0
-# The receive buffer's pause threshold grows with the cable (the driver assumes 7 m): the planned length, as the
-# switch end's headroom was sized for
-converge "enp64s0np0 cable length" 50 qos_cable_len enp64s0np0 -- mlnx_qos -i enp64s0np0 --cable_len 50
-ensure_sysfs "enp64s0np0 DCQCN notification point, priority 3" "$SYS/class/net/enp64s0np0/ecn/roce_np/enable/3" 1
-ensure_sysfs "enp64s0np0 DCQCN reaction point, priority 3" "$SYS/class/net/enp64s0np0/ecn/roce_rp/enable/3" 1
-ensure_sysfs "enp64s0np0 CNP DSCP" "$SYS/class/net/enp64s0np0/ecn/roce_np/cnp_dscp" 48
-ensure_sysfs "enp64s0np0 CNP priority" "$SYS/class/net/enp64s0np0/ecn/roce_np/cnp_802p_prio" 6
-converge "enp64s0np0 mtu" 9000 read_file "$SYS/class/net/enp64s0np0/mtu" -- ip link set dev enp64s0np0 mtu 9000
+ensure_port_qos enp64s0np0 50
+ensure_mtu enp64s0np0
 ensure_up enp64s0np0
 verify_speed enp64s0np0 400
 ensure_address enp64s0np0 10.130.7.255/31
 ensure_route 10.130.0.0/15 10.130.7.254 enp64s0np0
-# traffic sourced from this NIC leaves by this NIC, whatever rail it is for
 ensure_rule 10.130.7.255 101
 ensure_table_link 10.130.7.254/31 enp64s0np0 10.130.7.255 101
 ensure_table_route 10.128.0.0/12 10.130.7.254 enp64s0np0 101
-ensure_rdma_device mlx5_3
-if rdma_present mlx5_3; then
-  ensure_tclass mlx5_3 106
-  converge "mlx5_3 rdma_cm RoCE mode" "RoCE v2" roce_mode mlx5_3 -- cma_roce_mode -d mlx5_3 -p 1 -m 2
-  converge "mlx5_3 rdma_cm default ToS" 106 roce_tos mlx5_3 -- cma_roce_tos -d mlx5_3 -p 1 -t 106
-  verify_gid mlx5_3 enp64s0np0 10.130.7.255
-fi
+ensure_roce mlx5_3 enp64s0np0 10.130.7.255
 
 # --- rail 2: enp79s0np0 -> leaf048 swp32s1
-ensure_pause_off enp79s0np0
-ensure_rings enp79s0np0 8192 8192
-converge "enp79s0np0 qos trust" dscp qos_trust enp79s0np0 -- mlnx_qos -i enp79s0np0 --trust dscp
-# The NIC's own DSCP map sends d to priority d >> 3; the fabric's differs wherever RoCE or CNP use another
-# priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
-converge "enp79s0np0 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map enp79s0np0 -- set_dscp_map enp79s0np0 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
-converge "enp79s0np0 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp79s0np0 -- mlnx_qos -i enp79s0np0 --pfc 0,0,0,1,0,0,0,0
-# The receive buffer's pause threshold grows with the cable (the driver assumes 7 m): the planned length, as the
-# switch end's headroom was sized for
-converge "enp79s0np0 cable length" 50 qos_cable_len enp79s0np0 -- mlnx_qos -i enp79s0np0 --cable_len 50
-ensure_sysfs "enp79s0np0 DCQCN notification point, priority 3" "$SYS/class/net/enp79s0np0/ecn/roce_np/enable/3" 1
-ensure_sysfs "enp79s0np0 DCQCN reaction point, priority 3" "$SYS/class/net/enp79s0np0/ecn/roce_rp/enable/3" 1
-ensure_sysfs "enp79s0np0 CNP DSCP" "$SYS/class/net/enp79s0np0/ecn/roce_np/cnp_dscp" 48
-ensure_sysfs "enp79s0np0 CNP priority" "$SYS/class/net/enp79s0np0/ecn/roce_np/cnp_802p_prio" 6
-converge "enp79s0np0 mtu" 9000 read_file "$SYS/class/net/enp79s0np0/mtu" -- ip link set dev enp79s0np0 mtu 9000
+ensure_port_qos enp79s0np0 50
+ensure_mtu enp79s0np0
 ensure_up enp79s0np0
 verify_speed enp79s0np0 400
 ensure_address enp79s0np0 10.132.7.255/31
 ensure_route 10.132.0.0/15 10.132.7.254 enp79s0np0
-# traffic sourced from this NIC leaves by this NIC, whatever rail it is for
 ensure_rule 10.132.7.255 102
 ensure_table_link 10.132.7.254/31 enp79s0np0 10.132.7.255 102
 ensure_table_route 10.128.0.0/12 10.132.7.254 enp79s0np0 102
-ensure_rdma_device mlx5_4
-if rdma_present mlx5_4; then
-  ensure_tclass mlx5_4 106
-  converge "mlx5_4 rdma_cm RoCE mode" "RoCE v2" roce_mode mlx5_4 -- cma_roce_mode -d mlx5_4 -p 1 -m 2
-  converge "mlx5_4 rdma_cm default ToS" 106 roce_tos mlx5_4 -- cma_roce_tos -d mlx5_4 -p 1 -t 106
-  verify_gid mlx5_4 enp79s0np0 10.132.7.255
-fi
+ensure_roce mlx5_4 enp79s0np0 10.132.7.255
 
 # --- rail 3: enp94s0np0 -> leaf064 swp32s1
-ensure_pause_off enp94s0np0
-ensure_rings enp94s0np0 8192 8192
-converge "enp94s0np0 qos trust" dscp qos_trust enp94s0np0 -- mlnx_qos -i enp94s0np0 --trust dscp
-# The NIC's own DSCP map sends d to priority d >> 3; the fabric's differs wherever RoCE or CNP use another
-# priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
-converge "enp94s0np0 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map enp94s0np0 -- set_dscp_map enp94s0np0 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
-converge "enp94s0np0 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp94s0np0 -- mlnx_qos -i enp94s0np0 --pfc 0,0,0,1,0,0,0,0
-# The receive buffer's pause threshold grows with the cable (the driver assumes 7 m): the planned length, as the
-# switch end's headroom was sized for
-converge "enp94s0np0 cable length" 50 qos_cable_len enp94s0np0 -- mlnx_qos -i enp94s0np0 --cable_len 50
-ensure_sysfs "enp94s0np0 DCQCN notification point, priority 3" "$SYS/class/net/enp94s0np0/ecn/roce_np/enable/3" 1
-ensure_sysfs "enp94s0np0 DCQCN reaction point, priority 3" "$SYS/class/net/enp94s0np0/ecn/roce_rp/enable/3" 1
-ensure_sysfs "enp94s0np0 CNP DSCP" "$SYS/class/net/enp94s0np0/ecn/roce_np/cnp_dscp" 48
-ensure_sysfs "enp94s0np0 CNP priority" "$SYS/class/net/enp94s0np0/ecn/roce_np/cnp_802p_prio" 6
-converge "enp94s0np0 mtu" 9000 read_file "$SYS/class/net/enp94s0np0/mtu" -- ip link set dev enp94s0np0 mtu 9000
+ensure_port_qos enp94s0np0 50
+ensure_mtu enp94s0np0
 ensure_up enp94s0np0
 verify_speed enp94s0np0 400
 ensure_address enp94s0np0 10.134.7.255/31
 ensure_route 10.134.0.0/15 10.134.7.254 enp94s0np0
-# traffic sourced from this NIC leaves by this NIC, whatever rail it is for
 ensure_rule 10.134.7.255 103
 ensure_table_link 10.134.7.254/31 enp94s0np0 10.134.7.255 103
 ensure_table_route 10.128.0.0/12 10.134.7.254 enp94s0np0 103
-ensure_rdma_device mlx5_5
-if rdma_present mlx5_5; then
-  ensure_tclass mlx5_5 106
-  converge "mlx5_5 rdma_cm RoCE mode" "RoCE v2" roce_mode mlx5_5 -- cma_roce_mode -d mlx5_5 -p 1 -m 2
-  converge "mlx5_5 rdma_cm default ToS" 106 roce_tos mlx5_5 -- cma_roce_tos -d mlx5_5 -p 1 -t 106
-  verify_gid mlx5_5 enp94s0np0 10.134.7.255
-fi
+ensure_roce mlx5_5 enp94s0np0 10.134.7.255
 
 # --- rail 4: enp154s0np0 -> leaf080 swp32s1
-ensure_pause_off enp154s0np0
-ensure_rings enp154s0np0 8192 8192
-converge "enp154s0np0 qos trust" dscp qos_trust enp154s0np0 -- mlnx_qos -i enp154s0np0 --trust dscp
-# The NIC's own DSCP map sends d to priority d >> 3; the fabric's differs wherever RoCE or CNP use another
-# priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
-converge "enp154s0np0 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map enp154s0np0 -- set_dscp_map enp154s0np0 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
-converge "enp154s0np0 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp154s0np0 -- mlnx_qos -i enp154s0np0 --pfc 0,0,0,1,0,0,0,0
-# The receive buffer's pause threshold grows with the cable (the driver assumes 7 m): the planned length, as the
-# switch end's headroom was sized for
-converge "enp154s0np0 cable length" 50 qos_cable_len enp154s0np0 -- mlnx_qos -i enp154s0np0 --cable_len 50
-ensure_sysfs "enp154s0np0 DCQCN notification point, priority 3" "$SYS/class/net/enp154s0np0/ecn/roce_np/enable/3" 1
-ensure_sysfs "enp154s0np0 DCQCN reaction point, priority 3" "$SYS/class/net/enp154s0np0/ecn/roce_rp/enable/3" 1
-ensure_sysfs "enp154s0np0 CNP DSCP" "$SYS/class/net/enp154s0np0/ecn/roce_np/cnp_dscp" 48
-ensure_sysfs "enp154s0np0 CNP priority" "$SYS/class/net/enp154s0np0/ecn/roce_np/cnp_802p_prio" 6
-converge "enp154s0np0 mtu" 9000 read_file "$SYS/class/net/enp154s0np0/mtu" -- ip link set dev enp154s0np0 mtu 9000
+ensure_port_qos enp154s0np0 50
+ensure_mtu enp154s0np0
 ensure_up enp154s0np0
 verify_speed enp154s0np0 400
 ensure_address enp154s0np0 10.136.7.255/31
 ensure_route 10.136.0.0/15 10.136.7.254 enp154s0np0
-# traffic sourced from this NIC leaves by this NIC, whatever rail it is for
 ensure_rule 10.136.7.255 104
 ensure_table_link 10.136.7.254/31 enp154s0np0 10.136.7.255 104
 ensure_table_route 10.128.0.0/12 10.136.7.254 enp154s0np0 104
-ensure_rdma_device mlx5_6
-if rdma_present mlx5_6; then
-  ensure_tclass mlx5_6 106
-  converge "mlx5_6 rdma_cm RoCE mode" "RoCE v2" roce_mode mlx5_6 -- cma_roce_mode -d mlx5_6 -p 1 -m 2
-  converge "mlx5_6 rdma_cm default ToS" 106 roce_tos mlx5_6 -- cma_roce_tos -d mlx5_6 -p 1 -t 106
-  verify_gid mlx5_6 enp154s0np0 10.136.7.255
-fi
+ensure_roce mlx5_6 enp154s0np0 10.136.7.255
 
 # --- rail 5: enp192s0np0 -> leaf096 swp32s1
-ensure_pause_off enp192s0np0
-ensure_rings enp192s0np0 8192 8192
-converge "enp192s0np0 qos trust" dscp qos_trust enp192s0np0 -- mlnx_qos -i enp192s0np0 --trust dscp
-# The NIC's own DSCP map sends d to priority d >> 3; the fabric's differs wherever RoCE or CNP use another
-# priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
-converge "enp192s0np0 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map enp192s0np0 -- set_dscp_map enp192s0np0 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
-converge "enp192s0np0 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp192s0np0 -- mlnx_qos -i enp192s0np0 --pfc 0,0,0,1,0,0,0,0
-# The receive buffer's pause threshold grows with the cable (the driver assumes 7 m): the planned length, as the
-# switch end's headroom was sized for
-converge "enp192s0np0 cable length" 50 qos_cable_len enp192s0np0 -- mlnx_qos -i enp192s0np0 --cable_len 50
-ensure_sysfs "enp192s0np0 DCQCN notification point, priority 3" "$SYS/class/net/enp192s0np0/ecn/roce_np/enable/3" 1
-ensure_sysfs "enp192s0np0 DCQCN reaction point, priority 3" "$SYS/class/net/enp192s0np0/ecn/roce_rp/enable/3" 1
-ensure_sysfs "enp192s0np0 CNP DSCP" "$SYS/class/net/enp192s0np0/ecn/roce_np/cnp_dscp" 48
-ensure_sysfs "enp192s0np0 CNP priority" "$SYS/class/net/enp192s0np0/ecn/roce_np/cnp_802p_prio" 6
-converge "enp192s0np0 mtu" 9000 read_file "$SYS/class/net/enp192s0np0/mtu" -- ip link set dev enp192s0np0 mtu 9000
+ensure_port_qos enp192s0np0 50
+ensure_mtu enp192s0np0
 ensure_up enp192s0np0
 verify_speed enp192s0np0 400
 ensure_address enp192s0np0 10.138.7.255/31
 ensure_route 10.138.0.0/15 10.138.7.254 enp192s0np0
-# traffic sourced from this NIC leaves by this NIC, whatever rail it is for
 ensure_rule 10.138.7.255 105
 ensure_table_link 10.138.7.254/31 enp192s0np0 10.138.7.255 105
 ensure_table_route 10.128.0.0/12 10.138.7.254 enp192s0np0 105
-ensure_rdma_device mlx5_9
-if rdma_present mlx5_9; then
-  ensure_tclass mlx5_9 106
-  converge "mlx5_9 rdma_cm RoCE mode" "RoCE v2" roce_mode mlx5_9 -- cma_roce_mode -d mlx5_9 -p 1 -m 2
-  converge "mlx5_9 rdma_cm default ToS" 106 roce_tos mlx5_9 -- cma_roce_tos -d mlx5_9 -p 1 -t 106
-  verify_gid mlx5_9 enp192s0np0 10.138.7.255
-fi
+ensure_roce mlx5_9 enp192s0np0 10.138.7.255
 
 # --- rail 6: enp206s0np0 -> leaf112 swp32s1
-ensure_pause_off enp206s0np0
-ensure_rings enp206s0np0 8192 8192
-converge "enp206s0np0 qos trust" dscp qos_trust enp206s0np0 -- mlnx_qos -i enp206s0np0 --trust dscp
-# The NIC's own DSCP map sends d to priority d >> 3; the fabric's differs wherever RoCE or CNP use another
-# priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
-converge "enp206s0np0 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map enp206s0np0 -- set_dscp_map enp206s0np0 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
-converge "enp206s0np0 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp206s0np0 -- mlnx_qos -i enp206s0np0 --pfc 0,0,0,1,0,0,0,0
-# The receive buffer's pause threshold grows with the cable (the driver assumes 7 m): the planned length, as the
-# switch end's headroom was sized for
-converge "enp206s0np0 cable length" 50 qos_cable_len enp206s0np0 -- mlnx_qos -i enp206s0np0 --cable_len 50
-ensure_sysfs "enp206s0np0 DCQCN notification point, priority 3" "$SYS/class/net/enp206s0np0/ecn/roce_np/enable/3" 1
-ensure_sysfs "enp206s0np0 DCQCN reaction point, priority 3" "$SYS/class/net/enp206s0np0/ecn/roce_rp/enable/3" 1
-ensure_sysfs "enp206s0np0 CNP DSCP" "$SYS/class/net/enp206s0np0/ecn/roce_np/cnp_dscp" 48
-ensure_sysfs "enp206s0np0 CNP priority" "$SYS/class/net/enp206s0np0/ecn/roce_np/cnp_802p_prio" 6
-converge "enp206s0np0 mtu" 9000 read_file "$SYS/class/net/enp206s0np0/mtu" -- ip link set dev enp206s0np0 mtu 9000
+ensure_port_qos enp206s0np0 50
+ensure_mtu enp206s0np0
 ensure_up enp206s0np0
 verify_speed enp206s0np0 400
 ensure_address enp206s0np0 10.140.7.255/31
 ensure_route 10.140.0.0/15 10.140.7.254 enp206s0np0
-# traffic sourced from this NIC leaves by this NIC, whatever rail it is for
 ensure_rule 10.140.7.255 106
 ensure_table_link 10.140.7.254/31 enp206s0np0 10.140.7.255 106
 ensure_table_route 10.128.0.0/12 10.140.7.254 enp206s0np0 106
-ensure_rdma_device mlx5_10
-if rdma_present mlx5_10; then
-  ensure_tclass mlx5_10 106
-  converge "mlx5_10 rdma_cm RoCE mode" "RoCE v2" roce_mode mlx5_10 -- cma_roce_mode -d mlx5_10 -p 1 -m 2
-  converge "mlx5_10 rdma_cm default ToS" 106 roce_tos mlx5_10 -- cma_roce_tos -d mlx5_10 -p 1 -t 106
-  verify_gid mlx5_10 enp206s0np0 10.140.7.255
-fi
+ensure_roce mlx5_10 enp206s0np0 10.140.7.255
 
 # --- rail 7: enp220s0np0 -> leaf128 swp32s1
-ensure_pause_off enp220s0np0
-ensure_rings enp220s0np0 8192 8192
-converge "enp220s0np0 qos trust" dscp qos_trust enp220s0np0 -- mlnx_qos -i enp220s0np0 --trust dscp
-# The NIC's own DSCP map sends d to priority d >> 3; the fabric's differs wherever RoCE or CNP use another
-# priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
-converge "enp220s0np0 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map enp220s0np0 -- set_dscp_map enp220s0np0 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
-converge "enp220s0np0 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc enp220s0np0 -- mlnx_qos -i enp220s0np0 --pfc 0,0,0,1,0,0,0,0
-# The receive buffer's pause threshold grows with the cable (the driver assumes 7 m): the planned length, as the
-# switch end's headroom was sized for
-converge "enp220s0np0 cable length" 50 qos_cable_len enp220s0np0 -- mlnx_qos -i enp220s0np0 --cable_len 50
-ensure_sysfs "enp220s0np0 DCQCN notification point, priority 3" "$SYS/class/net/enp220s0np0/ecn/roce_np/enable/3" 1
-ensure_sysfs "enp220s0np0 DCQCN reaction point, priority 3" "$SYS/class/net/enp220s0np0/ecn/roce_rp/enable/3" 1
-ensure_sysfs "enp220s0np0 CNP DSCP" "$SYS/class/net/enp220s0np0/ecn/roce_np/cnp_dscp" 48
-ensure_sysfs "enp220s0np0 CNP priority" "$SYS/class/net/enp220s0np0/ecn/roce_np/cnp_802p_prio" 6
-converge "enp220s0np0 mtu" 9000 read_file "$SYS/class/net/enp220s0np0/mtu" -- ip link set dev enp220s0np0 mtu 9000
+ensure_port_qos enp220s0np0 50
+ensure_mtu enp220s0np0
 ensure_up enp220s0np0
 verify_speed enp220s0np0 400
 ensure_address enp220s0np0 10.142.7.255/31
 ensure_route 10.142.0.0/15 10.142.7.254 enp220s0np0
-# traffic sourced from this NIC leaves by this NIC, whatever rail it is for
 ensure_rule 10.142.7.255 107
 ensure_table_link 10.142.7.254/31 enp220s0np0 10.142.7.255 107
 ensure_table_route 10.128.0.0/12 10.142.7.254 enp220s0np0 107
-ensure_rdma_device mlx5_11
-if rdma_present mlx5_11; then
-  ensure_tclass mlx5_11 106
-  converge "mlx5_11 rdma_cm RoCE mode" "RoCE v2" roce_mode mlx5_11 -- cma_roce_mode -d mlx5_11 -p 1 -m 2
-  converge "mlx5_11 rdma_cm default ToS" 106 roce_tos mlx5_11 -- cma_roce_tos -d mlx5_11 -p 1 -t 106
-  verify_gid mlx5_11 enp220s0np0 10.142.7.255
-fi
+ensure_roce mlx5_11 enp220s0np0 10.142.7.255
 
 # --- NCCL: the same settings for every job on this host (the job's own environment still wins)
 slurp NCCL_CONF <<'ROCEFAB_NCCL'

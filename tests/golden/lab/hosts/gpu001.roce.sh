@@ -11,19 +11,19 @@
 # Settings made here are runtime state: the script installs itself with a systemd unit (rocefab-roce.service)
 # that runs it again at every boot.
 # Usage: gpu001.roce.sh [--check]    --check reports drift and changes nothing.
-# Each `converge LABEL WANT READER -- COMMAND` line reads the setting, and only when it differs runs COMMAND
-# (or, with --check, reports the drift).
+# Each line below reads its settings and changes only those that differ (with --check, it reports them): the steps
+# are the host library's functions, the values this host's and its fabric's.
 set -euo pipefail
 
-# >>> rocefab host library roce-lib.c6174dfa7dc2.sh sha256=c6174dfa7dc22902461f7ef83dee5f68cac5acab3b9193ac3759066ad1b80250
+# >>> rocefab host library roce-lib.64288e62765b.sh sha256=64288e62765b63d2e5e0cf0950b02485e91cb8d2de452f3b102b1705c39b436f
 # Run from the render folder, this block loads the library from lib/ beside the script, refusing any other
 # version; `rocefab apply`, and the script's own install, put the library's text here instead.
 ROCEFAB_LIB_DIR=.; [[ $0 == */* ]] && ROCEFAB_LIB_DIR=${0%/*}
-ROCEFAB_LIB="$ROCEFAB_LIB_DIR/lib/roce-lib.c6174dfa7dc2.sh"
+ROCEFAB_LIB="$ROCEFAB_LIB_DIR/lib/roce-lib.64288e62765b.sh"
 ROCEFAB_LIB_SUM=
 [[ -r $ROCEFAB_LIB ]] && read -r ROCEFAB_LIB_SUM _ < <(sha256sum "$ROCEFAB_LIB")
-if [[ $ROCEFAB_LIB_SUM != c6174dfa7dc22902461f7ef83dee5f68cac5acab3b9193ac3759066ad1b80250 ]]; then
-  echo "ERROR ${0##*/} was rendered for host library roce-lib.c6174dfa7dc2.sh: $ROCEFAB_LIB is missing or another version (render again, and copy the render's hosts/lib/ beside the script)" >&2
+if [[ $ROCEFAB_LIB_SUM != 64288e62765b63d2e5e0cf0950b02485e91cb8d2de452f3b102b1705c39b436f ]]; then
+  echo "ERROR ${0##*/} was rendered for host library roce-lib.64288e62765b.sh: $ROCEFAB_LIB is missing or another version (render again, and copy the render's hosts/lib/ beside the script)" >&2
   exit 3
 fi
 # shellcheck source=/dev/null
@@ -32,6 +32,22 @@ fi
 
 require_tools ip ethtool mlnx_qos cma_roce_tos cma_roce_mode awk sha256sum
 [[ -r $0 ]] || fatal "run this script from its file (bash $0 ...), it installs itself from there"
+
+# The fabric's settings, which every port and RDMA device below gets (the library's ensure_port_qos, ensure_mtu
+# and ensure_roce): the switches' DSCP map for all 64 DSCPs, PFC flags of priorities 0-7, DCQCN priorities.
+# shellcheck disable=SC2034  # read by the library's functions
+{
+  FABRIC_DSCP_MAP=0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
+  FABRIC_PFC=0,0,0,1,0,0,0,0
+  FABRIC_ECN_PRIORITIES="3"
+  FABRIC_CNP_DSCP=48
+  FABRIC_CNP_PRIORITY=6
+  FABRIC_RX_RING=8192
+  FABRIC_TX_RING=8192
+  FABRIC_MTU=9000
+  FABRIC_ROCE_TOS=106
+}
+
 require_netdev ens1f0np0
 require_path "$SYS/class/net/ens1f0np0/ecn" "ECN/DCQCN sysfs of ens1f0np0 (MLNX_OFED/DOCA mlx5 driver)"
 require_netdev ens1f1np1
@@ -39,53 +55,21 @@ require_path "$SYS/class/net/ens1f1np1/ecn" "ECN/DCQCN sysfs of ens1f1np1 (MLNX_
 
 # --- bond0: ens1f0np0 -> leaf1-a Ethernet1/1, ens1f1np1 -> leaf1-b Ethernet1/1
 ensure_bond bond0
-converge "bond0 mtu" 9000 read_file "$SYS/class/net/bond0/mtu" -- ip link set dev bond0 mtu 9000
-ensure_pause_off ens1f0np0
-ensure_rings ens1f0np0 8192 8192
-converge "ens1f0np0 qos trust" dscp qos_trust ens1f0np0 -- mlnx_qos -i ens1f0np0 --trust dscp
-# The NIC's own DSCP map sends d to priority d >> 3; the fabric's differs wherever RoCE or CNP use another
-# priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
-converge "ens1f0np0 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map ens1f0np0 -- set_dscp_map ens1f0np0 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
-converge "ens1f0np0 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc ens1f0np0 -- mlnx_qos -i ens1f0np0 --pfc 0,0,0,1,0,0,0,0
-# The receive buffer's pause threshold grows with the cable (the driver assumes 7 m): the planned length, as the
-# switch end's headroom was sized for
-converge "ens1f0np0 cable length" 3 qos_cable_len ens1f0np0 -- mlnx_qos -i ens1f0np0 --cable_len 3
-ensure_sysfs "ens1f0np0 DCQCN notification point, priority 3" "$SYS/class/net/ens1f0np0/ecn/roce_np/enable/3" 1
-ensure_sysfs "ens1f0np0 DCQCN reaction point, priority 3" "$SYS/class/net/ens1f0np0/ecn/roce_rp/enable/3" 1
-ensure_sysfs "ens1f0np0 CNP DSCP" "$SYS/class/net/ens1f0np0/ecn/roce_np/cnp_dscp" 48
-ensure_sysfs "ens1f0np0 CNP priority" "$SYS/class/net/ens1f0np0/ecn/roce_np/cnp_802p_prio" 6
+ensure_mtu bond0
+ensure_port_qos ens1f0np0 3
 ensure_member ens1f0np0 bond0
 ensure_up ens1f0np0
 verify_speed ens1f0np0 400
-converge "ens1f0np0 mtu" 9000 read_file "$SYS/class/net/ens1f0np0/mtu" -- ip link set dev ens1f0np0 mtu 9000
-ensure_pause_off ens1f1np1
-ensure_rings ens1f1np1 8192 8192
-converge "ens1f1np1 qos trust" dscp qos_trust ens1f1np1 -- mlnx_qos -i ens1f1np1 --trust dscp
-# The NIC's own DSCP map sends d to priority d >> 3; the fabric's differs wherever RoCE or CNP use another
-# priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
-converge "ens1f1np1 dscp map" 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0 qos_dscp_map ens1f1np1 -- set_dscp_map ens1f1np1 0:0,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,13:0,14:0,15:0,16:0,17:0,18:0,19:0,20:0,21:0,22:0,23:0,24:0,25:0,26:3,27:0,28:0,29:0,30:0,31:0,32:0,33:0,34:0,35:0,36:0,37:0,38:0,39:0,40:0,41:0,42:0,43:0,44:0,45:0,46:0,47:0,48:6,49:0,50:0,51:0,52:0,53:0,54:0,55:0,56:0,57:0,58:0,59:0,60:0,61:0,62:0,63:0
-converge "ens1f1np1 pfc priorities" 0,0,0,1,0,0,0,0 qos_pfc ens1f1np1 -- mlnx_qos -i ens1f1np1 --pfc 0,0,0,1,0,0,0,0
-# The receive buffer's pause threshold grows with the cable (the driver assumes 7 m): the planned length, as the
-# switch end's headroom was sized for
-converge "ens1f1np1 cable length" 3 qos_cable_len ens1f1np1 -- mlnx_qos -i ens1f1np1 --cable_len 3
-ensure_sysfs "ens1f1np1 DCQCN notification point, priority 3" "$SYS/class/net/ens1f1np1/ecn/roce_np/enable/3" 1
-ensure_sysfs "ens1f1np1 DCQCN reaction point, priority 3" "$SYS/class/net/ens1f1np1/ecn/roce_rp/enable/3" 1
-ensure_sysfs "ens1f1np1 CNP DSCP" "$SYS/class/net/ens1f1np1/ecn/roce_np/cnp_dscp" 48
-ensure_sysfs "ens1f1np1 CNP priority" "$SYS/class/net/ens1f1np1/ecn/roce_np/cnp_802p_prio" 6
+ensure_mtu ens1f0np0
+ensure_port_qos ens1f1np1 3
 ensure_member ens1f1np1 bond0
 ensure_up ens1f1np1
 verify_speed ens1f1np1 400
-converge "ens1f1np1 mtu" 9000 read_file "$SYS/class/net/ens1f1np1/mtu" -- ip link set dev ens1f1np1 mtu 9000
+ensure_mtu ens1f1np1
 ensure_up bond0
 ensure_address bond0 10.101.0.4/24
 ensure_route 10.101.0.0/16 10.101.0.1 bond0
-ensure_rdma_device mlx5_bond_0
-if rdma_present mlx5_bond_0; then
-  ensure_tclass mlx5_bond_0 106
-  converge "mlx5_bond_0 rdma_cm RoCE mode" "RoCE v2" roce_mode mlx5_bond_0 -- cma_roce_mode -d mlx5_bond_0 -p 1 -m 2
-  converge "mlx5_bond_0 rdma_cm default ToS" 106 roce_tos mlx5_bond_0 -- cma_roce_tos -d mlx5_bond_0 -p 1 -t 106
-  verify_gid mlx5_bond_0 bond0 10.101.0.4
-fi
+ensure_roce mlx5_bond_0 bond0 10.101.0.4
 
 # --- NCCL: the same settings for every job on this host (the job's own environment still wins)
 slurp NCCL_CONF <<'ROCEFAB_NCCL'

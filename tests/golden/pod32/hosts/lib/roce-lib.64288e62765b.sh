@@ -637,6 +637,46 @@ ensure_conf_block() {  # PATH CONTENT
   fi
 }
 
+# --- A port's and an RDMA device's settings, the same steps for every one of them: the script says which ports
+# and devices, with what differs between them (the cable), and the fabric's values once, in FABRIC_* variables:
+# FABRIC_DSCP_MAP ("d:p" for all 64 DSCPs), FABRIC_PFC (enable flags of priorities 0-7), FABRIC_ECN_PRIORITIES
+# (space separated), FABRIC_CNP_DSCP, FABRIC_CNP_PRIORITY, FABRIC_RX_RING, FABRIC_TX_RING, FABRIC_MTU and
+# FABRIC_ROCE_TOS.
+
+ensure_port_qos() {  # NETDEV CABLE_M: no 802.3x pause, rings, DSCP trust and map, PFC, cable length, DCQCN, CNPs
+  local netdev=$1 cable=$2 prio
+  ensure_pause_off "$netdev"
+  ensure_rings "$netdev" "$FABRIC_RX_RING" "$FABRIC_TX_RING"
+  converge "$netdev qos trust" dscp qos_trust "$netdev" -- mlnx_qos -i "$netdev" --trust dscp
+  # The NIC's own DSCP map sends d to priority d >> 3; the fabric's differs wherever RoCE or CNP use another
+  # priority and for DSCPs no one named (priority 0, away from the lossless and CNP queues).
+  converge "$netdev dscp map" "$FABRIC_DSCP_MAP" qos_dscp_map "$netdev" -- set_dscp_map "$netdev" "$FABRIC_DSCP_MAP"
+  converge "$netdev pfc priorities" "$FABRIC_PFC" qos_pfc "$netdev" -- mlnx_qos -i "$netdev" --pfc "$FABRIC_PFC"
+  # The receive buffer's pause threshold grows with the cable (the driver assumes 7 m): the planned length, as the
+  # switch end's headroom was sized for.
+  converge "$netdev cable length" "$cable" qos_cable_len "$netdev" -- mlnx_qos -i "$netdev" --cable_len "$cable"
+  for prio in $FABRIC_ECN_PRIORITIES; do
+    ensure_sysfs "$netdev DCQCN notification point, priority $prio" "$SYS/class/net/$netdev/ecn/roce_np/enable/$prio" 1
+    ensure_sysfs "$netdev DCQCN reaction point, priority $prio" "$SYS/class/net/$netdev/ecn/roce_rp/enable/$prio" 1
+  done
+  ensure_sysfs "$netdev CNP DSCP" "$SYS/class/net/$netdev/ecn/roce_np/cnp_dscp" "$FABRIC_CNP_DSCP"
+  ensure_sysfs "$netdev CNP priority" "$SYS/class/net/$netdev/ecn/roce_np/cnp_802p_prio" "$FABRIC_CNP_PRIORITY"
+}
+
+ensure_mtu() {  # NETDEV: the fabric's MTU
+  converge "$1 mtu" "$FABRIC_MTU" read_file "$SYS/class/net/$1/mtu" -- ip link set dev "$1" mtu "$FABRIC_MTU"
+}
+
+ensure_roce() {  # RDMA_DEVICE NETDEV IPV4 [GID_INDEX]: RoCE v2 and the fabric's ToS for rdma_cm and verbs, the GID
+  ensure_rdma_device "$1"
+  if rdma_present "$1"; then
+    ensure_tclass "$1" "$FABRIC_ROCE_TOS"
+    converge "$1 rdma_cm RoCE mode" "RoCE v2" roce_mode "$1" -- cma_roce_mode -d "$1" -p 1 -m 2
+    converge "$1 rdma_cm default ToS" "$FABRIC_ROCE_TOS" roce_tos "$1" -- cma_roce_tos -d "$1" -p 1 -t "$FABRIC_ROCE_TOS"
+    verify_gid "$@"
+  fi
+}
+
 finish() {
   if [[ $MODE == check ]]; then
     if (( DRIFT > 0 )); then echo "$DRIFT setting(s) drifted"; exit 1; fi
