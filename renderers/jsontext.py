@@ -59,19 +59,29 @@ if _c_make_encoder is not None:
     # cost for records of a few fields. Arguments as JSONEncoder passes them, without circular checks.
     _iterencode = _c_make_encoder(None, _record, json.encoder.encode_basestring_ascii, None, ": ", ", ",
                                   False, False, True)
+    _iterencode_tight = _c_make_encoder(None, _record, json.encoder.encode_basestring_ascii, None, ":", ",",
+                                        False, False, True)
 
     def _encode(value: object) -> str:
         return "".join(_iterencode(value, 0))
+
+    def _encode_tight(value: object) -> str:
+        return "".join(_iterencode_tight(value, 0))
 else:  # pragma: no cover - Python builds without the C accelerator
     _encoder = json.JSONEncoder(default=_record)
+    _tight_encoder = json.JSONEncoder(default=_record, separators=(",", ":"))
 
     def _encode(value: object) -> str:
         return _encoder.encode(value)
 
+    def _encode_tight(value: object) -> str:
+        return _tight_encoder.encode(value)
+
 
 def encode_compact(value: object) -> str:
-    """`value` as one line of compact JSON, records (dataclasses) as objects."""
-    return _encode(value)
+    """`value` as one line of JSON without blanks between items (as `jq -c` prints), records (dataclasses) as
+    objects: the form of a JSON Lines file no one reads by eye, where the blanks were a tenth of the bytes."""
+    return _encode_tight(value)
 
 
 def _items(value: object) -> list[tuple[str, Any]] | None:

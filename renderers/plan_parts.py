@@ -47,7 +47,7 @@ class PlanPart:
         lines: list[str] = []
         for kind, records in (("switch", self.switches), ("host", self.hosts), ("link", self.links)):
             for item in records:
-                lines.append(f'{{"{kind}": {encode_compact(item)}}}\n')
+                lines.append(f'{{"{kind}":{encode_compact(item)}}}\n')
                 if len(lines) >= 512:
                     emit("".join(lines))
                     lines.clear()

@@ -8,7 +8,7 @@ import json
 import pytest
 from conftest import EXAMPLES, example_plan
 
-from rocefab.renderers.jsontext import dumps_outline
+from rocefab.renderers.jsontext import dumps_outline, encode_compact
 from rocefab.renderers.plan import plan_to_json
 
 
@@ -26,6 +26,16 @@ def test_one_port_per_line() -> None:
     text = plan_to_json(example_plan("lab"))
     port_lines = [line for line in text.splitlines() if line.lstrip().startswith('{"name": "swp')]
     assert port_lines and all(line.rstrip(",").endswith("}") for line in port_lines)
+
+
+def test_a_compact_line_is_the_record_without_blanks() -> None:
+    """A JSON Lines record: the same value as the outline's, on one line, no blank outside a string."""
+    switch = example_plan("lab").switches[0]
+    line = encode_compact(switch)
+    assert json.loads(line) == json.loads(dumps_outline(switch))
+    assert "\n" not in line
+    outside_strings = "".join(part for i, part in enumerate(line.split('"')) if i % 2 == 0)
+    assert " " not in outside_strings
 
 
 def test_refuses_what_json_cannot_hold() -> None:
