@@ -93,13 +93,20 @@ class _Printer:
             found = self.quoted[word] = shlex.quote(word)
         return found
 
-    def command(self, pair: PerftestPair, side: str) -> str:
-        """The ib_write_bw command line of one side of a pair, as run-perftest.sh runs it on the host."""
-        port = pair.client if side == "client" else pair.server
+    def command_form(self, side: str) -> str:
+        """The ib_write_bw command line of one side of any pair, as run-perftest.sh runs it on the host, with the
+        pair's values as names: DEVICE, GID_INDEX (or the fabric's one), QPS, PORT, SERVER_ADDRESS."""
         index = self.bw.gid_index
-        gid = str(index) if index is not None else f"<index of GID {self.gid(port.address)}>"
-        words = f"ib_write_bw -d {port.device} -x {gid} {self.timing} {pair.qps} -p {pair.port} {self.tclass}"
-        return f"{words} {pair.server.address}" if side == "client" else words
+        gid = str(index) if index is not None else "GID_INDEX"
+        words = f"ib_write_bw -d DEVICE -x {gid} {self.timing} QPS -p PORT {self.tclass}"
+        return f"{words} SERVER_ADDRESS" if side == "client" else words
+
+    def gid_note(self, example: RdmaPort | None) -> str:
+        if self.bw.gid_index is not None:
+            return f"GID index {self.bw.gid_index} is the one NCCL is told (NCCL_IB_GID_INDEX)."
+        said = "" if example is None else f", {self.gid(example.address)} for {example.address}"
+        return ("GID_INDEX is where /sys/class/infiniband/DEVICE/ports/1/gids/ holds the RoCE v2 GID of the side's "
+                f"address (IPv4-mapped{said}); run-perftest.sh looks it up on the host.")
 
     def pair_line(self, pair: PerftestPair) -> str:
         """One `pair` call of run-perftest.sh (its arguments as the script's pair() takes them)."""
@@ -126,17 +133,21 @@ def _rounds_text(plan: FabricPlan, bw: BandwidthPlan, printer: _Printer) -> str:
                      + (f", and {len(cover.uncovered)} directions none" if cover.uncovered else "") + ".")
     if not any(p.crosses_spines for p in bw.pairs):
         lines.append("# No two hosts sit behind different leaves, so no pair crosses a spine.")
+    lines += [
+        "# Each pair below is CLIENT/DEVICE ADDRESS -> SERVER/DEVICE ADDRESS; its two sides run, the server first:",
+        f"#   server: {printer.command_form('server')}",
+        f"#   client: {printer.command_form('client')}",
+        "# " + printer.gid_note(bw.pairs[0].client if bw.pairs else None),
+    ]
     current = 0
     for pair in bw.pairs:
         if pair.round != current:
             current = pair.round
             lines += ["", f"round {current}"]
-        lines += [
-            f"  pair {pair.number}: {pair.client.name} -> {pair.server.name} ({pair.scope}), {pair.qps} QPs, "
-            f"at least {pair.min_gbps:g} Gb/s ({bw.percent} % of {pair.line_rate_gbps} Gb/s)",
-            f"    server {pair.server.host} {pair.server.address}: {printer.command(pair, 'server')}",
-            f"    client {pair.client.host} {pair.client.address}: {printer.command(pair, 'client')}",
-        ]
+        c, s = pair.client, pair.server
+        lines.append(f"  pair {pair.number}: {c.name} {c.address} -> {s.name} {s.address} ({pair.scope}), "
+                     f"{pair.qps} QPs on port {pair.port}, at least {pair.min_gbps:g} Gb/s ({bw.percent} % of "
+                     f"{pair.line_rate_gbps} Gb/s)")
     return "\n".join(lines) + "\n"
 
 

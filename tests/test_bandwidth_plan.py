@@ -175,7 +175,10 @@ def test_the_commands_carry_the_roce_traffic_class_and_gid(name: str) -> None:
     text = files["bandwidth-tests/perftest-rounds.txt"]
     first = bw.pairs[0]
     assert f"--tclass={plan.qos.roce_tos}" in text and plan.qos.roce_tos == plan.qos.roce_dscp << 2 | 2
-    assert f"-q {first.qps} -p {first.port} --tclass={plan.qos.roce_tos} {first.server.address}" in text
+    assert f"#   client: ib_write_bw -d DEVICE -x GID_INDEX -F --report_gbits -D {bw.duration_s} -q QPS -p PORT " \
+        f"--tclass={plan.qos.roce_tos} SERVER_ADDRESS\n" in text
+    assert (f"  pair 1: {first.client.name} {first.client.address} -> {first.server.name} {first.server.address} "
+            f"({first.scope}), {first.qps} QPs on port {first.port}, at least {first.min_gbps:g} Gb/s") in text
     script = files["bandwidth-tests/run-perftest.sh"]
     assert (f"pair 1 1 {first.client.host} {first.client.device} {roce_gid(first.client.address)} "
             f"{first.server.host}") in script
