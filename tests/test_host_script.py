@@ -373,7 +373,7 @@ def test_netlink_ethtool(pristine: Path, lab_script: Path) -> None:
 
 def test_two_bonds_and_two_roce_lags(tmp_path: Path) -> None:
     script = write_script(tmp_path, "pod32", "gpu001")
-    ports = re.findall(r"^require_netdev (\S+)$", script.read_text(), re.MULTILINE)
+    ports = re.findall(r"^require_port (\S+)$", script.read_text(), re.MULTILINE)
     assert len(ports) == 4
     root = make_host(tmp_path / "host", ports, {"mlx5_bond_0": tuple(ports[:2]), "mlx5_bond_1": tuple(ports[2:])})
     result = run_script(script, root)

@@ -15,15 +15,15 @@
 # are the host library's functions, the values this host's and its fabric's.
 set -euo pipefail
 
-# >>> rocefab host library roce-lib.64288e62765b.sh sha256=64288e62765b63d2e5e0cf0950b02485e91cb8d2de452f3b102b1705c39b436f
+# >>> rocefab host library roce-lib.67b2702189b3.sh sha256=67b2702189b3a10aab6d1ca98c745d0174436be832eefc52a6b7dc227ff7e1b9
 # Run from the render folder, this block loads the library from lib/ beside the script, refusing any other
 # version; `rocefab apply`, and the script's own install, put the library's text here instead.
 ROCEFAB_LIB_DIR=.; [[ $0 == */* ]] && ROCEFAB_LIB_DIR=${0%/*}
-ROCEFAB_LIB="$ROCEFAB_LIB_DIR/lib/roce-lib.64288e62765b.sh"
+ROCEFAB_LIB="$ROCEFAB_LIB_DIR/lib/roce-lib.67b2702189b3.sh"
 ROCEFAB_LIB_SUM=
 [[ -r $ROCEFAB_LIB ]] && read -r ROCEFAB_LIB_SUM _ < <(sha256sum "$ROCEFAB_LIB")
-if [[ $ROCEFAB_LIB_SUM != 64288e62765b63d2e5e0cf0950b02485e91cb8d2de452f3b102b1705c39b436f ]]; then
-  echo "ERROR ${0##*/} was rendered for host library roce-lib.64288e62765b.sh: $ROCEFAB_LIB is missing or another version (render again, and copy the render's hosts/lib/ beside the script)" >&2
+if [[ $ROCEFAB_LIB_SUM != 67b2702189b3a10aab6d1ca98c745d0174436be832eefc52a6b7dc227ff7e1b9 ]]; then
+  echo "ERROR ${0##*/} was rendered for host library roce-lib.67b2702189b3.sh: $ROCEFAB_LIB is missing or another version (render again, and copy the render's hosts/lib/ beside the script)" >&2
   exit 3
 fi
 # shellcheck source=/dev/null
@@ -48,14 +48,10 @@ require_tools ip ethtool mlnx_qos cma_roce_tos cma_roce_mode awk sha256sum
   FABRIC_ROCE_TOS=106
 }
 
-require_netdev enp24s0f0np0
-require_path "$SYS/class/net/enp24s0f0np0/ecn" "ECN/DCQCN sysfs of enp24s0f0np0 (MLNX_OFED/DOCA mlx5 driver)"
-require_netdev enp24s0f1np1
-require_path "$SYS/class/net/enp24s0f1np1/ecn" "ECN/DCQCN sysfs of enp24s0f1np1 (MLNX_OFED/DOCA mlx5 driver)"
-require_netdev enp154s0f0np0
-require_path "$SYS/class/net/enp154s0f0np0/ecn" "ECN/DCQCN sysfs of enp154s0f0np0 (MLNX_OFED/DOCA mlx5 driver)"
-require_netdev enp154s0f1np1
-require_path "$SYS/class/net/enp154s0f1np1/ecn" "ECN/DCQCN sysfs of enp154s0f1np1 (MLNX_OFED/DOCA mlx5 driver)"
+require_port enp24s0f0np0
+require_port enp24s0f1np1
+require_port enp154s0f0np0
+require_port enp154s0f1np1
 
 # --- bond0: enp24s0f0np0 -> rack3-a swp1s0, enp24s0f1np1 -> rack3-b swp1s0
 ensure_bond bond0

@@ -115,6 +115,11 @@ require_path() {  # PATH WHAT
   [[ -e "$1" ]] || fatal "$2 not found at $1"
 }
 
+require_port() {  # NETDEV: a fabric port, with the mlx5 driver's ECN/DCQCN attributes
+  require_netdev "$1"
+  require_path "$SYS/class/net/$1/ecn" "ECN/DCQCN sysfs of $1 (MLNX_OFED/DOCA mlx5 driver)"
+}
+
 rdma_present() { [[ -e "$SYS/class/infiniband/$1" ]]; }
 
 rdma_presence() { if rdma_present "$1"; then VALUE=present; else VALUE=absent; fi; }
