@@ -5,6 +5,7 @@ thresholds are the seed's unless the intent says otherwise, and the collectors' 
 from __future__ import annotations
 
 import copy
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -344,6 +345,25 @@ def _shard_files(plan: FabricPlan, limit: int) -> dict[str, str]:
 
 def _series_lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if line and not line.startswith("#")]
+
+
+@pytest.mark.parametrize("name", ["pod32", "cluster1024-rail", "tor128-3tier"])
+def test_the_textfile_holds_each_series_with_its_non_empty_labels(name: str) -> None:
+    """Each line of the textfile is one of plan_series' series with the labels whose value is not empty, as
+    Prometheus stores it (an empty label is no label), and no line says a label empty."""
+    plan = example_plan(name)
+    lines = _series_lines(_shard_files(plan, 10**9)["monitoring/textfile/rocefab_plan.prom"])
+    line = re.compile(r'^(\w+)\{((?:\w+="[^"\\]*",)*\w+="[^"\\]*")\} (\d+)$')
+    read = []
+    for text in lines:
+        found = line.match(text)
+        assert found, text
+        labels = tuple(tuple(pair.split("=", 1)) for pair in found.group(2).split(","))
+        assert all(value != '""' for _, value in labels), text
+        read.append((found.group(1), tuple((k, v.strip('"')) for k, v in labels), int(found.group(3))))
+    expected = [(s.name, tuple((k, v) for k, v in s.labels if v != ""), s.value) for s in plan_series(plan)]
+    assert read == expected
+    assert any(len(labels) < 8 for n, labels, _ in read if n == PORT_INFO), "some port has no rail or pod"
 
 
 def test_above_the_limit_each_shard_holds_whole_devices_and_collects_only_them() -> None:
