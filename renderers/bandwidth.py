@@ -199,4 +199,4 @@ def render_bandwidth_tests(plan: FabricPlan) -> Iterator[tuple[str, str, str]]:
         yield f"{FOLDER}/nccl-allreduce.sbatch", "nccl-sbatch", render("bandwidth/nccl-allreduce.sbatch.j2", **context)
         yield (f"{FOLDER}/nccl-allreduce-mpirun.sh", "nccl-mpirun",
                render("bandwidth/nccl-allreduce-mpirun.sh.j2", **context))
-    yield f"{FOLDER}/{EXPECTED}", "bandwidth-expected", dumps_outline(expected_document(plan, bw))
+    yield f"{FOLDER}/{EXPECTED}", "bandwidth-expected", dumps_outline(expected_document(plan, bw), tight=True)

@@ -98,7 +98,7 @@ def _is_record_list(value: object) -> bool:
     return isinstance(value, list | tuple) and bool(value) and _items(value[0]) is not None
 
 
-def dumps_outline(value: object) -> str:
+def dumps_outline(value: object, tight: bool = False) -> str:
     """`value` (dataclasses, dicts, lists, tuples, scalars) as JSON: the top level and every record
     holding a list of records indented, the rest compact.
 
@@ -113,7 +113,7 @@ def dumps_outline(value: object) -> str:
     }
     """
     parts: list[str] = []
-    write_outline(value, parts.append)
+    write_outline(value, parts.append, tight)
     return "".join(parts)
 
 
@@ -121,9 +121,10 @@ class _Out(list[str]):
     """The text so far, handed to `emit` a few thousand pieces at a time, so a plan of hundreds of megabytes
     is never held whole (nor as a list of millions of pieces)."""
 
-    def __init__(self, emit: Callable[[str], object]) -> None:
+    def __init__(self, emit: Callable[[str], object], leaf: Callable[[object], str]) -> None:
         super().__init__()
         self.emit = emit
+        self.leaf = leaf  # what prints a value on one line
 
     def flush(self, at_least: int = 0) -> None:
         if len(self) > at_least:
@@ -131,16 +132,17 @@ class _Out(list[str]):
             self.clear()
 
 
-def write_outline(value: object, emit: Callable[[str], object]) -> None:
-    """What `dumps_outline` returns, given to `emit` in pieces."""
-    out = _Out(emit)
+def write_outline(value: object, emit: Callable[[str], object], tight: bool = False) -> None:
+    """What `dumps_outline` returns, given to `emit` in pieces; `tight` prints the one-line values without blanks
+    (encode_compact), for files read by programs."""
+    out = _Out(emit, _encode_tight if tight else _encode)
     items = _items(value)
     if items is not None:
         _write_record(items, "", out)
     elif _is_record_list(value):
         _write_list(value, "", out)  # type: ignore[arg-type]
     else:
-        out.append(_encode(value))
+        out.append(out.leaf(value))
     out.append("\n")
     out.flush()
 
@@ -156,7 +158,7 @@ def _write_value(value: object, pad: str, out: _Out) -> None:
     elif isinstance(value, dict) and any(_is_record_list(v) for v in value.values()):
         _write_record(list(value.items()), pad, out)
         return
-    out.append(_encode(value))
+    out.append(out.leaf(value))
 
 
 def _write_record(items: list[tuple[str, Any]], pad: str, out: _Out) -> None:
@@ -178,7 +180,7 @@ def _write_list(values: list[Any] | tuple[Any, ...], pad: str, out: _Out) -> Non
         separator = f",\n{inner}"
         for start in range(0, len(values), 4096):
             out.append(("[\n" + inner if start == 0 else separator)
-                       + separator.join(map(_encode, values[start:start + 4096])))
+                       + separator.join(map(out.leaf, values[start:start + 4096])))
             out.flush()
         out.append(f"\n{pad}]")
         return
