@@ -34,6 +34,7 @@ from fakehost import (
 )
 from hostlib import place_script, staged
 
+from rocefab.platforms.host import config
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.render import render_fabric
 
@@ -174,7 +175,9 @@ def test_apply_configures_a_fresh_host(applied_once: Applied) -> None:
     assert (root / "usr/local/sbin/rocefab-roce.sh").read_text() == staged(host_files("lab")["hosts/gpu001.roce.sh"],
                                                                          host_files("lab"))
     unit = (root / "etc/systemd/system/rocefab-roce.service").read_text()
-    assert unit == host_files("lab")["hosts/gpu001.roce.service"]
+    plan = check_file(ROOT / "intents" / "lab.yaml", "0.0.0-test").plan
+    assert plan is not None and plan.hosts[0].name == "gpu001"
+    assert unit == config.render_unit(plan, plan.hosts[0])
     assert "Type=oneshot\n" in unit and "ExecStart=/bin/bash /usr/local/sbin/rocefab-roce.sh\n" in unit
     assert "note    rocefab-roce.service not enabled:" in result.stdout  # not this machine's systemd
 

@@ -104,17 +104,22 @@ def render_script(plan: FabricPlan, host: Host) -> str:
     return _script(config, _render("host/roce.service.j2", config))
 
 
+def render_unit(plan: FabricPlan, host: Host) -> str:
+    """The boot unit the script installs (it carries the unit's text; no file of its own is rendered)."""
+    return _render("host/roce.service.j2", build(plan, host))
+
+
 def render_nccl_env(plan: FabricPlan, host: Host) -> str:
     return _render("host/nccl.env.j2", build(plan, host))
 
 
 def render_host(plan: FabricPlan, host: Host, target: str) -> list[UnitFile]:
-    """The host's files: its NIC/bond script (the deploy candidate), its NCCL environment, the boot unit, and the
-    read-only preflight that checks what the script cannot set (PCIe, BIOS, drivers)."""
+    """The host's files: its NIC/bond script (the deploy candidate, which carries and installs its boot unit), its
+    NCCL environment, and the read-only preflight that checks what the script cannot set (PCIe, BIOS, drivers).
+    The unit is not a file of its own: 12,288 copies at 98,304 GPUs of what each script already shows."""
     config = build(plan, host, target)
     unit = _render("host/roce.service.j2", config)
     checks = preflight.build(plan, host, config.script_name, target)
     return [UnitFile(".roce.sh", "host-script", _script(config, unit), executable=True),
             UnitFile(".nccl.env", "nccl-env", _render("host/nccl.env.j2", config)),
-            UnitFile(".roce.service", "systemd-unit", unit),
             UnitFile(".preflight.sh", "host-preflight", preflight.render_preflight(checks), executable=True)]
