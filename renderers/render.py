@@ -59,8 +59,12 @@ def target_of(switch: Switch) -> str:
     return f"{unit(switch.platform).target} on {switch.model}{asic}"
 
 
-def _switch_files(plan: FabricPlan, switch: Switch) -> list[RenderedFile]:
-    files = unit(switch.platform).files()(plan, switch, target_of(switch))
+def _switch_files(plan: FabricPlan, switch: Switch, leave_out: frozenset[str]) -> list[RenderedFile]:
+    platform = unit(switch.platform)
+    target = target_of(switch)
+    files = platform.files()(plan, switch, target)
+    if platform.on_request_files is not None and not leave_out.issuperset(platform.on_request):
+        files = files + platform.on_request_files()(plan, switch, target)
     return [RenderedFile(f"switches/{switch.name}{f.suffix}", switch.name, f.kind, f.content, f.executable)
             for f in files]
 
@@ -81,7 +85,7 @@ def files_of(views: DeviceViews, device: Switch | Host, leave_out: frozenset[str
     """The files of one device, rendered from its view of the plan (input_keys.py) and the device; files of a
     kind in `leave_out` (a form the operator did not ask for) are not given."""
     view = views.of(device)
-    made = _switch_files(view, device) if isinstance(device, Switch) else _host_files(view, device)
+    made = _switch_files(view, device, leave_out) if isinstance(device, Switch) else _host_files(view, device)
     return [f for f in made if f.kind not in leave_out] if leave_out else made
 
 

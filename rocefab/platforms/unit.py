@@ -91,8 +91,10 @@ class DeviceUnit:
     # How rocefab drains it (None: not yet: `rocefab drain` refuses it and says so).
     maintenance: Maintenance | None = None
     # Kinds of rendered file `rocefab render` writes only when asked (`--with KIND`): a second form of what the
-    # candidate already says, for people rather than for apply.
+    # candidate already says, for people rather than for apply; `on_request_files` renders them, and is not
+    # called unless one of them is asked for.
     on_request: tuple[str, ...] = ()
+    on_request_files: Callable[[], FileRenderer] | None = None
     # Files its devices' rendered files share, written once per render: (path, kind, text) each.
     shared_files: Callable[[], Sequence[tuple[str, str, str]]] | None = None
     # The candidate as the device takes it, from its rendered file and the render's files by path (the shared ones

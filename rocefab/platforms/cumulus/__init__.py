@@ -105,6 +105,12 @@ def _files() -> FileRenderer:
     return render_switch
 
 
+def _commands() -> FileRenderer:
+    from rocefab.platforms.cumulus.config import render_commands
+
+    return render_commands
+
+
 def _session() -> type[DeviceSession]:
     from rocefab.platforms.cumulus.session import CumulusSession
 
@@ -134,6 +140,7 @@ UNIT = DeviceUnit(
     candidate_kind="nvue-yaml",
     # the same document as `nv set` lines: for reading or pasting, never what apply pushes
     on_request=("nvue-commands",),
+    on_request_files=_commands,
     transports=("nvue-ssh",),
     nornir_platforms=(("cumulus_linux", "nvue-ssh"), ("cumulus", "nvue-ssh")),
     structured=_structured,

@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any
 
 from rocefab.platforms.cumulus import SPEC
-from rocefab.platforms.cumulus.document_text import Shared, set_document_text
+from rocefab.platforms.cumulus.document_text import Shared, set_document_yaml
 from rocefab.platforms.cumulus.services import apply_raw, services_tree
 from rocefab.platforms.unit import UnitFile
 from rocefab.renderers.common import (
@@ -317,19 +317,29 @@ def _flatten(tree: Tree, prefix: str, lines: list[str]) -> None:
 
 
 def render_switch(plan: FabricPlan, switch: Switch, target: str) -> list[UnitFile]:
-    """The NVUE document twice: as the YAML `nv config replace` takes, and as `nv set` commands.
+    """The NVUE document as the YAML `nv config replace` takes (what apply pushes).
 
     The YAML writer quotes strings such as 'on' that a YAML 1.1 reader would turn into booleans."""
     header = header_lines(plan.source, target, switch.name)
     document = nvue_document(plan, switch)
-    # The intent's raw lines for this role, last: applied to the document `nv config replace` takes, and printed
-    # as given after the commands, where running the file in order has the same effect.
-    raw_lines = plan.services.raw(SPEC.key, switch.role.value) if plan.services else ()
-    both = None if raw_lines else set_document_text(document, "nv set", _quote)
-    if both is None:
-        body, lines = dump_block([{"set": apply_raw(document, raw_lines)}]), nv_set_commands(document)
-    else:
-        body, lines = both
-    yaml_text = "".join(f"# {line}\n" for line in header) + body
-    commands = render("cumulus/nv-set.j2", header=header, commands="\n".join(lines), raw_lines=raw_lines)
-    return [UnitFile(".nvue.yaml", "nvue-yaml", yaml_text), UnitFile(".nv-set.txt", "nvue-commands", commands)]
+    # The intent's raw lines for this role, last: applied to the document `nv config replace` takes.
+    raw_lines = _raw_lines(plan, switch)
+    body = None if raw_lines else set_document_yaml(document)
+    if body is None:
+        body = dump_block([{"set": apply_raw(document, raw_lines)}])
+    return [UnitFile(".nvue.yaml", "nvue-yaml", "".join(f"# {line}\n" for line in header) + body)]
+
+
+def render_commands(plan: FabricPlan, switch: Switch, target: str) -> list[UnitFile]:
+    """The same document as `nv set` commands (`render --with nvue-commands`): for reading or pasting, never what
+    apply pushes. The intent's raw lines come as given after the commands, where running the file in order has
+    the same effect as the YAML they were applied to."""
+    header = header_lines(plan.source, target, switch.name)
+    lines = nv_set_commands(nvue_document(plan, switch))
+    commands = render("cumulus/nv-set.j2", header=header, commands="\n".join(lines),
+                      raw_lines=_raw_lines(plan, switch))
+    return [UnitFile(".nv-set.txt", "nvue-commands", commands)]
+
+
+def _raw_lines(plan: FabricPlan, switch: Switch) -> tuple[str, ...]:
+    return plan.services.raw(SPEC.key, switch.role.value) if plan.services else ()
