@@ -39,15 +39,19 @@ def shards(plan: FabricPlan, limit: int = SERIES_PER_SHARD) -> list[Shard]:
     order = {pod: i for i, pod in enumerate(dict.fromkeys(pod for pod, _, _ in devices if pod is not None))}
     devices.sort(key=lambda d: (d[0] is None, 0 if d[0] is None else order[d[0]]))
     out: list[list[tuple[Switch | Host, int]]] = [[]]
+    size = 0  # of out[-1], kept as it grows: summed again per device, it was quadratic in a shard's devices
     for _, group in groupby(devices, key=lambda d: d[0]):
         members = [(device, n) for _, device, n in group]
         total = sum(n for _, n in members)
-        if out[-1] and _size(out[-1]) + total > limit:
+        if out[-1] and size + total > limit:
             out.append([])  # the whole group goes into a shard of its own rather than being cut
+            size = 0
         for device, n in members:
-            if out[-1] and _size(out[-1]) + n > limit:
+            if out[-1] and size + n > limit:
                 out.append([])
+                size = 0
             out[-1].append((device, n))
+            size += n
     return [Shard(tuple(d for d, _ in s if isinstance(d, Switch)), tuple(d for d, _ in s if isinstance(d, Host)),
                   _size(s)) for s in out if s]
 
