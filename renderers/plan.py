@@ -7,7 +7,7 @@ to JSON (`rocefab plan --json`) so operators and other tools can consume the sam
 from __future__ import annotations
 
 from enum import StrEnum
-from ipaddress import IPv4Network, ip_interface
+from ipaddress import IPv4Network
 
 from rocefab.models.resolve import Role
 from rocefab.renderers.headroom import Headroom
@@ -30,6 +30,16 @@ class LinkKind(StrEnum):
     HOST = "host"
     FABRIC = "fabric"
     PEER_LINK = "peer-link"
+
+
+def network_of(interface: str) -> str:
+    """The network of an IPv4 interface the planner wrote ("10.0.0.5/31" -> "10.0.0.4/31"), as str(ip_interface(
+    interface).network) gives it: by integer arithmetic, for 98,304 NICs (ipaddress took a second)."""
+    address, _, length = interface.partition("/")
+    bits = int(length)
+    a, b, c, d = map(int, address.split("."))
+    value = (a << 24 | b << 16 | c << 8 | d) & (0xFFFFFFFF ^ (1 << (32 - bits)) - 1)
+    return f"{value >> 24}.{value >> 16 & 255}.{value >> 8 & 255}.{value & 255}/{bits}"
 
 
 @record
@@ -268,7 +278,7 @@ class HostBond:
     @property
     def connected(self) -> str:
         """The bond's own subnet (its training VLAN's), which its table reaches on-link: same-rack peers."""
-        return str(ip_interface(self.ipv4).network)
+        return network_of(self.ipv4)
 
 
 @record
@@ -301,7 +311,7 @@ class HostNic:
     @property
     def connected(self) -> str:
         """The NIC's own /31 with its leaf, which its table reaches on-link."""
-        return str(ip_interface(self.ipv4).network)
+        return network_of(self.ipv4)
 
 
 @record
