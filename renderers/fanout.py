@@ -5,8 +5,9 @@ write those files themselves; only their manifest entries travel back. Shares ar
 worker gets its part of the expensive switches and the cheap hosts alike. The largest fabric-wide artifacts (the
 monitoring folder, the bandwidth tests) are tasks of their own, and so is each part of plan/; meanwhile this
 process renders and writes the other fabric-wide artifacts. A first render queues the artifacts' tasks before the
-devices'. A re-render (the folder's manifest has input keys, see input_keys.py) renders or keeps the devices
-first, since their keys decide which of the rest changed. plan/'s parts follow the devices either way, their keys
+devices', and so does a render of an edited intent (the intent's hash is in the artifacts' key). A re-render of
+the same intent (the folder's manifest has input keys, see input_keys.py) renders or keeps the devices first,
+since their keys decide which of the rest changed. plan/'s parts follow the devices either way, their keys
 being made of the devices'. The folder is the same, byte for byte, as a serial render's.
 """
 
@@ -168,12 +169,13 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
                 return [pool.submit(_render_plan_part, folder, i, {d.name: keys[d.name] for d in p.devices})
                         for i, p in enumerate(_parts)]
 
-            # A first render: the largest fabric-wide parts go first to the workers, and small shares of the
-            # devices let them even out while this process writes the other artifacts. A re-render: the devices
-            # first, as their keys tell which of the others changed. plan/'s parts (a pod each) come after the
-            # devices either way, as their keys are made of the devices'.
-            first = not unchanged.inputs
-            early = fabric_tasks() if first else []
+            # A first render, or one of another intent (its hash is in the fabric-wide files' key, so they are
+            # made again whatever the devices' keys say): the largest fabric-wide parts go first to the workers,
+            # and small shares of the devices let them even out while this process writes the other artifacts.
+            # A re-render of the same intent: the devices first, as their keys tell whether the others changed.
+            # plan/'s parts (a pod each) come after the devices either way, as their keys are made of the devices'.
+            fabric_first = not unchanged.inputs or unchanged.intent_sha256 != plan.source.intent_sha256
+            early = fabric_tasks() if fabric_first else []
             shares = SHARES_PER_WORKER * workers
             tasks = [pool.submit(_render_share, folder, range(k, count, shares)) for k in range(shares)]
             try:
@@ -190,7 +192,7 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
                 return write_files(folder, fabric_files(plan, with_plan=False, summary=summary, leave_out=PARTS),
                                    unchanged)
 
-            fabric = render() if first else []  # a first render: while the workers render the devices
+            fabric = render() if fabric_first else []  # while the workers render the devices
             made: list[Entry] = []
             made_keys: dict[str, str] = {}
             rendered: list[str] = []
@@ -201,14 +203,14 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
                 rendered += share.rendered
             device_keys = dict(made_keys)
             # a re-render: whether the fabric-wide files are as written is read in a worker beside the parts
-            intact = pool.submit(_intact_fabric) if not first else None
+            intact = pool.submit(_intact_fabric) if not fabric_first else None
             digests = []
             for part_task in part_tasks(device_keys):  # quick: a part kept is its links' repr and a hash
                 finished, links = part_task.result()
                 made += finished.entries
                 made_keys.update(finished.inputs)
                 digests.append(links)
-            if first:
+            if fabric_first:
                 made += fabric + [entry for task in early for entry in task.result()]
                 made_keys["fabric"] = fabric_key(plan, leave_out, device_keys, _all_links(digests))
             else:

@@ -391,7 +391,8 @@ def publish(target: Path, fill: Callable[[Path, Unchanged], Filled], source: Sou
     published = False
     try:
         unchanged = Unchanged(target, frozenset(owned), new_file_modes(),
-                              {device: tuple(e) for device, e in by_device.items()}, previous.inputs)
+                              {device: tuple(e) for device, e in by_device.items()}, previous.inputs,
+                              previous.source.intent_sha256 if previous.source is not None else "")
         filled = fill(staging, unchanged)
         entries = filled.entries
         new = [e.path for e in entries]

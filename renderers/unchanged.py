@@ -41,6 +41,7 @@ class Unchanged:
     # (input_keys.py); empty when it recorded none (an older or interrupted render).
     previous: dict[str, tuple[Entry, ...]] = field(default_factory=dict)
     inputs: dict[str, str] = field(default_factory=dict)
+    intent_sha256: str = ""  # of the intent the previous render was made from, as its manifest says ("": none)
 
     def keep(self, device: str, key: str, besides: frozenset[str] = frozenset()) -> list[Entry] | None:
         """The previous render's files of `device` (those not of a kind in `besides`), as entries marked kept,

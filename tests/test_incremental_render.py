@@ -154,10 +154,18 @@ def test_a_change_in_one_pod_writes_that_pods_part_of_the_plan(tmp_path: Path) -
     new = _plan(tmp_path / "b", changed)
     out, fresh = tmp_path / "out", tmp_path / "fresh"
     _render(old, out, 2)
+    stamps = _stamps(out)
     again = _render(new, out, 2)
     _render(new, fresh, 2)
     assert _tree(out) == _tree(fresh)
     assert set(again.rendered) == {host.name}
+    # The edited intent's fabric-wide files are made again (the intent's hash is in their key) while the devices
+    # render, but only those whose bytes changed are written: the rest keep their inode and mtime.
+    now = _stamps(out)
+    rewritten = {path for path in now if now[path] != stamps.get(path)}
+    assert rewritten == {e.path for e in again.entries if not e.kept} | {"manifest.json"}
+    assert {"monitoring/rules.yml", "topology.svg", "inventory.yaml"}.isdisjoint(rewritten)
+    assert {"cabling.csv", "bandwidth-tests/expected.json"} <= rewritten
     pod = next(sw.pod for sw in new.switches if sw.name == leaf)
     written = {e.path for e in again.entries if not e.kept and e.kind == "plan-part"}
     assert written == {f"plan/pod-{pod:02d}.jsonl"}
