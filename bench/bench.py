@@ -27,7 +27,6 @@ import os
 import platform
 import re
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -253,11 +252,12 @@ def measure(stage: str, path: Path, out: Path) -> tuple[float, float, str]:
     return wall, int(done.stdout.split()[-1]) / 1024, done.stderr
 
 
-def _floor_row(name: str, nodes: int, rendered: Path, render_s: float, runs: int) -> dict[str, Any]:
-    """What writing the render's own bytes costs here, rendering nothing (bench/write_floor.py)."""
+def _floor_row(name: str, nodes: int, rendered: Path, render_s: float, runs: int, trash: Path) -> dict[str, Any]:
+    """What writing the render's own bytes costs here, rendering nothing (bench/write_floor.py); its copies are
+    set aside in `trash`."""
     workers = min(os.cpu_count() or 1, 4)  # as many processes as `rocefab render` starts by default
     done = subprocess.run([sys.executable, str(Path(__file__).with_name("write_floor.py")), str(rendered),
-                           str(workers), str(runs)], check=True, capture_output=True, text=True)
+                           str(workers), str(runs), str(trash)], check=True, capture_output=True, text=True)
     floor = json.loads(done.stdout)
     wall, size, files = floor["median_s"], floor["bytes"], floor["files"]
     print(f"{name:<18} {nodes:>5} nodes  {'write-floor':<11} median {wall:6.2f} s  {size / 1e9:.2f} GB in {files} "
@@ -281,6 +281,11 @@ def main() -> None:
     args = parser.parse_args()
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="rocefab-bench-") as tmp:
+        # Renders are set aside here, not deleted, until the bench ends: right after tens of thousands of files
+        # are deleted, creating as many new ones costs seconds of kernel time (perf: ext4's inode allocator in
+        # find_inode_bit and recently_deleted), which a user's render into a new folder does not pay.
+        trash = Path(tmp) / "trash"
+        trash.mkdir()
         for name in args.examples:
             path, nodes = example_intent(name, Path(tmp))
             rendered = Path(tmp) / f"out-{name}"
@@ -288,8 +293,8 @@ def main() -> None:
             for stage in args.stages:
                 samples = []
                 for run in range(args.runs):
-                    if stage == "render":
-                        shutil.rmtree(rendered, ignore_errors=True)
+                    if stage == "render" and rendered.exists():
+                        rendered.rename(trash / f"{rendered.name}-{len(list(trash.iterdir()))}")
                     intent = path
                     if stage == "change":
                         if not (rendered / "manifest.json").is_file():
@@ -326,7 +331,7 @@ def main() -> None:
                       + (f"  {files} files, {row['cables']} cables, {row['ms_per_1000_cables']} ms per 1,000 cables"
                          if files else ""), flush=True)
                 if stage == "render":
-                    rows.append(_floor_row(name, nodes, rendered, wall, args.runs))
+                    rows.append(_floor_row(name, nodes, rendered, wall, args.runs, trash))
     if args.lab:
         rows.extend(bench_lab(args.lab, args.runs, args.concurrency))
     if args.pyavd:

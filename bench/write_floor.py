@@ -4,8 +4,10 @@ Every file of a finished render is read into memory first; then as many forked p
 each write their share into a fresh folder and hash it with SHA-256, as the render's workers do. What remains
 is the file system's and the hash's cost for those bytes and files on this machine, which no rendering code
 can go below; the bench prints the render's time beside it. It runs as a process of its own
-(`python bench/write_floor.py RENDERED WORKERS RUNS` prints a JSON object): holding gigabytes in the bench's
-process would raise the peak RSS Linux reports for every process the bench starts afterwards.
+(`python bench/write_floor.py RENDERED WORKERS RUNS [TRASH]` prints a JSON object): holding gigabytes in the
+bench's process would raise the peak RSS Linux reports for every process the bench starts afterwards. Each run
+writes a folder of its own; with TRASH they are moved there for the bench to delete when it ends (creating files
+right after deleting as many costs seconds of kernel time, see bench.py), else deleted after the last run.
 """
 
 from __future__ import annotations
@@ -20,13 +22,15 @@ import time
 from pathlib import Path
 
 
-def write_floor(rendered: Path, workers: int, runs: int) -> tuple[float, int, int]:
+def write_floor(rendered: Path, workers: int, runs: int, trash: Path | None = None) -> tuple[float, int, int]:
     """(median wall seconds, bytes, files) of writing `rendered`'s files afresh on `workers` processes."""
     files = [(p.relative_to(rendered).as_posix(), p.read_bytes()) for p in sorted(rendered.rglob("*")) if p.is_file()]
-    target = rendered.with_name(rendered.name + "-floor")
     samples = []
-    for _ in range(runs):
-        shutil.rmtree(target, ignore_errors=True)
+    written = []
+    for run in range(runs):
+        target = rendered.with_name(f"{rendered.name}-floor-{run}")
+        shutil.rmtree(target, ignore_errors=True)  # none there, unless an earlier bench was interrupted
+        written.append(target)
         os.sync()  # as the bench does before each render
         start = time.perf_counter()
         children = []
@@ -48,10 +52,15 @@ def write_floor(rendered: Path, workers: int, runs: int) -> tuple[float, int, in
         samples.append(time.perf_counter() - start)
         if failed:
             raise RuntimeError(f"{len(failed)} of {workers} writers failed")
-    shutil.rmtree(target, ignore_errors=True)
+    for target in written:
+        if trash is not None:
+            target.rename(trash / f"{target.name}-{len(list(trash.iterdir()))}")
+        else:
+            shutil.rmtree(target, ignore_errors=True)
     return statistics.median(samples), sum(len(data) for _, data in files), len(files)
 
 
 if __name__ == "__main__":
-    wall, size, count = write_floor(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))
+    wall, size, count = write_floor(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]),
+                                    Path(sys.argv[4]) if len(sys.argv) > 4 else None)
     print(json.dumps({"median_s": wall, "bytes": size, "files": count}))
