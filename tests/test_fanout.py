@@ -28,10 +28,10 @@ def test_parallel_render_matches_serial(tmp_path: Path) -> None:
     assert sorted(serial, key=lambda e: e.path) == sorted(parallel, key=lambda e: e.path)
     assert _tree(tmp_path / "serial") == _tree(tmp_path / "parallel")
     manifest = json.loads((tmp_path / "parallel" / "manifest.json").read_text())["files"]
-    # per host: script (with its boot unit), NCCL env, preflight; per switch its config (and NVUE's command list); fabric:
-    # the host libraries (the NIC/bond script's, the preflight's), cabling, BOM, diagram, lab cut and a startup
-    # config per switch it keeps, summary (JSON and page), inventory, plan's index and a part per pod and one
-    # outside them, ANTA catalog (EOS), six monitoring and five bandwidth files
+    # per host: script (with its boot unit), NCCL env, preflight; per switch its config (and NVUE's command
+    # list); fabric: the host libraries (the NIC/bond script's, the preflight's), cabling, BOM, diagram, lab cut
+    # and a startup config per switch it keeps, summary (JSON and page), inventory, plan's index and a part per
+    # pod and one outside them, ANTA catalog (EOS), six monitoring and five bandwidth files
     pods = len({sw.pod for sw in plan.switches})
     assert len(manifest) == len(serial) == 3 * (len(plan.hosts)) + 2 + len(plan.switches) * 1 + 8 + pods + sum(
         1 for s in plan.switches if s.platform == "cumulus") + any(s.platform == "eos" for s in plan.switches) + 11 \
