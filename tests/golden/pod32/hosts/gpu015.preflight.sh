@@ -15,6 +15,17 @@
 set -uo pipefail
 export LC_ALL=C  # the tools speak the words the readers below look for
 
+SYS="${ROCEFAB_SYSFS_ROOT:-/sys}"
+PROC="${ROCEFAB_PROC_ROOT:-/proc}"
+JSON=0
+usage() { echo "usage: $0 [--json]   (read-only: one row per check, or one JSON document)"; }
+case "$#:${1:-}" in
+  0:) ;;
+  1:--json) JSON=1 ;;
+  1:-h|1:--help) usage; exit 0 ;;
+  *) usage >&2; exit 2 ;;
+esac
+
 # --- the plan: every netdev the fabric uses on this host, `plan NAME KIND RDMA_DEVICE IPV4`. KIND port is a NIC's
 # --- own PCI function (PCIe link, firmware); a bond's RDMA device and address are the bond's, not its ports'.
 HOST=gpu015
@@ -28,15 +39,15 @@ plan enp24s0f1np1 port '' ''
 plan bond1 bond mlx5_bond_1 10.102.1.10
 plan enp154s0f0np0 port '' ''
 plan enp154s0f1np1 port '' ''
-# >>> rocefab preflight library preflight-lib.95eea966832b.sh sha256=95eea966832b695b775886bf7f3d375c290f31fabe2741715146a38c25100dfe
+# >>> rocefab preflight library preflight-lib.f246712e2f8f.sh sha256=f246712e2f8ffe7ba24b372264c91e720f3fca218c4ec39ad34cdcde6ca9b4e4
 # Run from the render folder, this block loads the library from lib/ beside the script, refusing any other
 # version; copy hosts/lib/ beside the script on the host (the same files for every host).
 ROCEFAB_LIB_DIR=.; [[ $0 == */* ]] && ROCEFAB_LIB_DIR=${0%/*}
-ROCEFAB_LIB="$ROCEFAB_LIB_DIR/lib/preflight-lib.95eea966832b.sh"
+ROCEFAB_LIB="$ROCEFAB_LIB_DIR/lib/preflight-lib.f246712e2f8f.sh"
 ROCEFAB_LIB_SUM=
 [[ -r $ROCEFAB_LIB ]] && read -r ROCEFAB_LIB_SUM _ < <(sha256sum "$ROCEFAB_LIB")
-if [[ $ROCEFAB_LIB_SUM != 95eea966832b695b775886bf7f3d375c290f31fabe2741715146a38c25100dfe ]]; then
-  echo "ERROR ${0##*/} was rendered for preflight library preflight-lib.95eea966832b.sh: $ROCEFAB_LIB is missing or another version (render again, and copy the render's hosts/lib/ beside the script)" >&2
+if [[ $ROCEFAB_LIB_SUM != f246712e2f8ffe7ba24b372264c91e720f3fca218c4ec39ad34cdcde6ca9b4e4 ]]; then
+  echo "ERROR ${0##*/} was rendered for preflight library preflight-lib.f246712e2f8f.sh: $ROCEFAB_LIB is missing or another version (render again, and copy the render's hosts/lib/ beside the script)" >&2
   exit 3
 fi
 # shellcheck source=/dev/null

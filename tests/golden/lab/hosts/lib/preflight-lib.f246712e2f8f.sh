@@ -1,16 +1,4 @@
 
-# --- the command line (the per-host script sourced this file with its own arguments)
-SYS="${ROCEFAB_SYSFS_ROOT:-/sys}"
-PROC="${ROCEFAB_PROC_ROOT:-/proc}"
-JSON=0
-usage() { echo "usage: $0 [--json]   (read-only: one row per check, or one JSON document)"; }
-case "$#:${1:-}" in
-  0:) ;;
-  1:--json) JSON=1 ;;
-  1:-h|1:--help) usage; exit 0 ;;
-  *) usage >&2; exit 2 ;;
-esac
-
 # --- rows: check, subject, verdict (pass / warn / fail), observed, expected, hint ------------------------------------
 R_CHECK=() R_SUBJECT=() R_VERDICT=() R_OBSERVED=() R_EXPECTED=() R_HINT=()
 PASS=0 WARN=0 FAIL=0
