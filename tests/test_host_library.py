@@ -102,3 +102,8 @@ def test_run_without_its_checks_the_preflight_refuses(tmp_path: Path) -> None:
     lib.unlink()
     done = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=30)
     assert done.returncode == 3 and "is missing or another version" in done.stderr
+    # its usage is its own: asked for help, or given a wrong argument, it answers before looking for its checks
+    helped = subprocess.run(["bash", str(script), "--help"], capture_output=True, text=True, timeout=30)
+    assert helped.returncode == 0 and helped.stdout.startswith("usage:")
+    wrong = subprocess.run(["bash", str(script), "--bogus"], capture_output=True, text=True, timeout=30)
+    assert wrong.returncode == 2 and wrong.stderr.startswith("usage:")
