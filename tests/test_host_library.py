@@ -28,7 +28,7 @@ def test_the_staged_script_is_the_script_with_its_library_inline(name: str) -> N
         "each library once per render"
     for host in plan.hosts[:3] + plan.hosts[-2:]:
         cfg = config.build(plan, host)
-        unit = config._render("host/roce.service.j2", cfg)
+        unit = config._unit(cfg)
         inline = config._render("host/roce-setup.sh.j2", cfg, unit_text=unit.rstrip("\n"),
                                 library=library.inline_text())
         rendered = files[f"hosts/{host.name}.roce.sh"]

@@ -99,18 +99,13 @@ def _script(config: HostConfig, unit: str) -> str:
     return _render("host/roce-setup.sh.j2", config, unit_text=unit.rstrip("\n"), library=library.loader_block())
 
 
-def render_script(plan: FabricPlan, host: Host) -> str:
-    config = build(plan, host)
-    return _script(config, _render("host/roce.service.j2", config))
+def _unit(config: HostConfig) -> str:
+    return _render("host/roce.service.j2", config)
 
 
 def render_unit(plan: FabricPlan, host: Host) -> str:
     """The boot unit the script installs (it carries the unit's text; no file of its own is rendered)."""
-    return _render("host/roce.service.j2", build(plan, host))
-
-
-def render_nccl_env(plan: FabricPlan, host: Host) -> str:
-    return _render("host/nccl.env.j2", build(plan, host))
+    return _unit(build(plan, host))
 
 
 def render_host(plan: FabricPlan, host: Host, target: str) -> list[UnitFile]:
@@ -118,7 +113,7 @@ def render_host(plan: FabricPlan, host: Host, target: str) -> list[UnitFile]:
     NCCL environment, and the read-only preflight that checks what the script cannot set (PCIe, BIOS, drivers).
     The unit is not a file of its own: 12,288 copies at 98,304 GPUs of what each script already shows."""
     config = build(plan, host, target)
-    unit = _render("host/roce.service.j2", config)
+    unit = _unit(config)
     checks = preflight.build(plan, host, config.script_name, target)
     return [UnitFile(".roce.sh", "host-script", _script(config, unit), executable=True),
             UnitFile(".nccl.env", "nccl-env", _render("host/nccl.env.j2", config)),
