@@ -54,28 +54,25 @@ def _record(value: object) -> dict[str, Any]:
 
 
 _c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
-if _c_make_encoder is not None:
+
+
+def _encoder(key_separator: str, item_separator: str) -> Callable[[object], str]:
+    """A one-line JSON printer with these separators, records (dataclasses) as objects."""
+    if _c_make_encoder is None:  # pragma: no cover - Python builds without the C accelerator
+        return json.JSONEncoder(default=_record, separators=(item_separator, key_separator)).encode
     # One C encoder for every record: JSONEncoder.encode would build a new one per call, which is most of the
     # cost for records of a few fields. Arguments as JSONEncoder passes them, without circular checks.
-    _iterencode = _c_make_encoder(None, _record, json.encoder.encode_basestring_ascii, None, ": ", ", ",
-                                  False, False, True)
-    _iterencode_tight = _c_make_encoder(None, _record, json.encoder.encode_basestring_ascii, None, ":", ",",
-                                        False, False, True)
+    iterencode = _c_make_encoder(None, _record, json.encoder.encode_basestring_ascii, None, key_separator,
+                                 item_separator, False, False, True)
 
-    def _encode(value: object) -> str:
-        return "".join(_iterencode(value, 0))
+    def encode(value: object) -> str:
+        return "".join(iterencode(value, 0))
 
-    def _encode_tight(value: object) -> str:
-        return "".join(_iterencode_tight(value, 0))
-else:  # pragma: no cover - Python builds without the C accelerator
-    _encoder = json.JSONEncoder(default=_record)
-    _tight_encoder = json.JSONEncoder(default=_record, separators=(",", ":"))
+    return encode
 
-    def _encode(value: object) -> str:
-        return _encoder.encode(value)
 
-    def _encode_tight(value: object) -> str:
-        return _tight_encoder.encode(value)
+_encode = _encoder(": ", ", ")
+_encode_tight = _encoder(":", ",")
 
 
 def encode_compact(value: object) -> str:
