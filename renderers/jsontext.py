@@ -9,10 +9,16 @@ encoder: a port, a link, a NIC, a BGP neighbour per line, greppable and diffable
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import operator
+import types
+import typing
 from collections.abc import Callable
+from enum import Enum
 from typing import Any
+
+import orjson
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
 _LIST_FIELDS: dict[type, tuple[str, ...]] = {}
@@ -72,7 +78,46 @@ def _encoder(key_separator: str, item_separator: str) -> Callable[[object], str]
 
 
 _encode = _encoder(": ", ", ")
-_encode_tight = _encoder(":", ",")
+_encode_standard_tight = _encoder(":", ",")
+
+def _holds_only_exact(hint: object, seen: set[type]) -> bool:
+    """Whether every value of type `hint` prints the same from orjson as from the standard encoder: strings,
+    integers, booleans, None, enums, and tuples, lists, str-keyed dicts and records of those. Not floats: the
+    two print some with exponents differently (orjson 1e16 and 0.00001, the standard 1e+16 and 1e-05)."""
+    if hint in (str, int, bool, type(None)) or (isinstance(hint, type) and issubclass(hint, Enum)):
+        return True
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        if hint in seen:
+            return True
+        seen.add(hint)
+        return all(_holds_only_exact(h, seen) for h in typing.get_type_hints(hint).values())
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (tuple, list, types.UnionType, typing.Union):
+        return all(_holds_only_exact(a, seen) for a in args if a is not Ellipsis)
+    if origin is dict:
+        return args[0] is str and _holds_only_exact(args[1], seen)
+    return False
+
+
+_EXACT: dict[type, bool] = {}
+
+
+def _encode_tight(value: object) -> str:
+    """The standard encoder's one-line text without blanks, made by orjson (about twice as fast on plan records,
+    and a 98,304-GPU plan/ is 2.4 million of them) for a record whose declared types print the same from both,
+    unless the text holds a character beyond ASCII (orjson prints UTF-8, the standard encoder escapes it)."""
+    kind = type(value)
+    exact = _EXACT.get(kind)
+    if exact is None:
+        exact = _EXACT[kind] = dataclasses.is_dataclass(kind) and _holds_only_exact(kind, set())
+    if exact:
+        try:
+            data = orjson.dumps(value)
+        except orjson.JSONEncodeError:  # an integer beyond 64 bits
+            return _encode_standard_tight(value)
+        if data.isascii():
+            return data.decode()
+    return _encode_standard_tight(value)
 
 
 def encode_compact(value: object) -> str:

@@ -74,3 +74,39 @@ def test_record_lists_of_every_shape_print_the_same_values() -> None:
     assert lines[1:4] == ['  "pairs": [', '    {"left": {"name": "p0"}, "right": 0},',
                           '    {"left": {"name": "p1"}, "right": 1},']
     assert '    {"left": {"name": "p4096"}, "right": 4096},' in lines
+
+
+def _standard_tight(value: object) -> str:
+    """The standard library's encoder, records as dicts of their fields (not recursively: it calls back)."""
+    def as_dict(record: object) -> dict[str, object]:
+        return {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}  # type: ignore[arg-type]
+
+    return json.dumps(value, default=as_dict, separators=(",", ":"))
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_compact_lines_are_the_standard_encoders_text(name: str) -> None:
+    """plan/'s records take orjson's fast path; their text is the standard encoder's, byte for byte."""
+    plan = example_plan(name)
+    for item in (*plan.switches, *plan.hosts, *plan.links, plan.qos, plan.operations, plan.source):
+        assert encode_compact(item) == _standard_tight(item)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Measured:
+    name: str
+    value: float
+
+
+@dataclasses.dataclass(frozen=True)
+class _Keyed:
+    by_number: dict[int, str]
+
+
+@pytest.mark.parametrize("value", [
+    _One("gpü001"),  # beyond ASCII: the standard encoder escapes it, orjson would not
+    _Measured("a", 1e16), _Measured("b", 1e-05), _Measured("c", 2.5e-07), _Measured("d", 0.1),  # exponents
+    _Keyed({1: "x"}), _Pair(_One("p"), 2**70), [_One("x"), 1.5e-9], {"k": _One("\u2028")},
+])
+def test_compact_text_where_orjson_would_differ(value: object) -> None:
+    assert encode_compact(value) == _standard_tight(value)
