@@ -165,7 +165,6 @@ def expected_document(plan: FabricPlan, bw: BandwidthPlan) -> dict[str, Any]:
     return {
         "format": EXPECTED_FORMAT,
         "fabric": plan.source.fabric,
-        "intent_sha256": plan.source.intent_sha256,
         "generated_by": f"rocefab {plan.source.rocefab_version}",
         "perftest": {
             "tool": "ib_write_bw", "percent_of_line_rate": bw.percent, "duration_s": bw.duration_s,

@@ -16,15 +16,23 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
 from rocefab.models.findings import Finding
-from rocefab.renderers.input_keys import DeviceViews, code_fingerprint, fabric_key, links_digest
+from rocefab.renderers.input_keys import (
+    DeviceViews,
+    code_fingerprint,
+    fabric_key,
+    links_cables_digest,
+    links_digest,
+    topology_key,
+)
 from rocefab.renderers.output import Entry, Filled, Source, publish, write_files
 from rocefab.renderers.plan import FabricPlan
 from rocefab.renderers.plan_parts import KIND as PLAN_PART
 from rocefab.renderers.plan_parts import PlanPart, plan_parts
+from rocefab.renderers.record import record
 from rocefab.renderers.render import (
     PARTS,
     SUMMARY_PAGE,
@@ -50,44 +58,65 @@ _leave_out: frozenset[str] = frozenset()
 _parts: list[PlanPart] = []
 
 
+@record
+class Devices:
+    """What rendering (or keeping) some devices gives: the entries and keys, and each device's shape (the digest
+    of its repr, which the topology key is made of, input_keys.topology_key)."""
+
+    filled: Filled
+    shapes: dict[str, str]
+
+
 def render_devices(folder: Path, plan: FabricPlan, devices: Iterable[int], leave_out: frozenset[str],
-                   unchanged: Unchanged | None) -> Filled:
+                   unchanged: Unchanged | None) -> Devices:
     """Write the files of the devices numbered `devices` (render.device_at), but keep those of a device whose
     input key (input_keys.py) is the one the previous render recorded and whose files are still as it wrote them;
-    returns the entries and each device's key."""
+    returns the entries, each device's key and each device's shape."""
     views = DeviceViews(plan, leave_out)
     entries: list[Entry] = []
     keys: dict[str, str] = {}
+    shapes: dict[str, str] = {}
     rendered: list[str] = []
     for i in devices:
         device = device_at(plan, i)
-        key = keys[device.name] = views.key(device)
+        key, shapes[device.name] = views.keys(device)
+        keys[device.name] = key
         kept = unchanged.keep(device.name, key) if unchanged is not None else None
         if kept is None:
             kept = write_files(folder, files_of(views, device, leave_out), unchanged)
             rendered.append(device.name)
         entries += kept
-    return Filled(entries, keys, tuple(rendered))
+    return Devices(Filled(entries, keys, tuple(rendered)), shapes)
 
 
-def _render_share(folder: Path, devices: range) -> Filled:
+def _render_share(folder: Path, devices: range) -> Devices:
     assert _plan is not None
     return render_devices(folder, _plan, devices, _leave_out, _unchanged)
 
 
+@record
+class Links:
+    """The digests of one part's links: of their reprs (`shape`, input_keys.links_digest) and of both their reprs
+    and cable values (`whole`)."""
+
+    shape: str
+    whole: str
+
+
 def plan_part(folder: Path, part: PlanPart, device_keys: dict[str, str],
-              unchanged: Unchanged | None) -> tuple[Filled, str]:
+              unchanged: Unchanged | None) -> tuple[Filled, Links]:
     """One of plan/'s parts (plan_parts.py), kept when its key is the previous render's and the file is as that
-    render wrote it; `device_keys` holds the key of each of its devices. Also returns its links' digest, which the
-    fabric-wide files' key is made of."""
-    links = links_digest(part.links)
-    key = part.key(code_fingerprint(), device_keys, links)
+    render wrote it; `device_keys` holds the key of each of its devices. Also returns its links' digests, which
+    the fabric-wide files' keys are made of."""
+    shape = links_digest(part.links)
+    links = Links(shape, hashlib.sha256(f"{shape}\0{links_cables_digest(part.links)}".encode()).hexdigest())
+    key = part.key(code_fingerprint(), device_keys, links.whole)
     kept = unchanged.keep_part(part.path, key) if unchanged is not None else None
     entries = kept if kept is not None else write_files(folder, plan_part_files([part]), unchanged)
     return Filled(entries, {part.path: key}), links
 
 
-def _render_plan_part(folder: Path, index: int, device_keys: dict[str, str]) -> tuple[Filled, str]:
+def _render_plan_part(folder: Path, index: int, device_keys: dict[str, str]) -> tuple[Filled, Links]:
     return plan_part(folder, _parts[index], device_keys, _unchanged)
 
 
@@ -96,9 +125,20 @@ def _all_links(digests: Iterable[str]) -> str:
     return hashlib.sha256("\0".join(digests).encode()).hexdigest()
 
 
-def _render_part(folder: Path, part: str) -> list[Entry]:
+def topology_part(folder: Path, plan: FabricPlan, part: str, key: str, unchanged: Unchanged | None) -> list[Entry]:
+    """The files of one of PARTS: kept when their topology key (input_keys.topology_key) is the previous
+    render's and they are as it wrote them, else rendered."""
+    kept = unchanged.keep_folder(PARTS[part], key) if unchanged is not None else None
+    return kept if kept is not None else write_files(folder, fabric_part(plan, part), unchanged)
+
+
+def _topology_part(folder: Path, part: str, key: str | None) -> list[Entry]:
+    """In a worker: a part of PARTS rendered (`key` None: a first render, queued before any key is known) or
+    kept by its key."""
     assert _plan is not None
-    return write_files(folder, fabric_part(_plan, part), _unchanged)
+    if key is None:
+        return write_files(folder, fabric_part(_plan, part), _unchanged)
+    return topology_part(folder, _plan, part, key, _unchanged)
 
 
 Checks = Callable[[], Sequence[Finding]]
@@ -115,25 +155,50 @@ def _fill(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int, min_d
 FabricFiles = Callable[[], list[Entry]]
 
 
-# summary.md is made anew each time (it lists the findings); plan/'s parts have keys of their own
+# summary.md is made anew each time (it lists the findings); plan/'s parts and PARTS' folders have keys of their own
 _NOT_FABRIC_KEYED = frozenset({SUMMARY_PAGE, PLAN_PART})
+_OWN_FOLDERS = tuple(PARTS.values())
 
 
 def _fabric(plan: FabricPlan, unchanged: Unchanged, leave_out: frozenset[str], keys: dict[str, str], links: str,
             render: FabricFiles, intact: Callable[[], list[Entry] | None] | None = None) -> list[Entry]:
-    """The fabric-wide files: kept when their key (which covers every device's) is the previous render's and
-    they are still as it wrote them (`intact()`, when the caller has that check under way), else `render()`. Adds
-    their key to `keys`."""
+    """The fabric-wide files keyed together (all but summary.md, plan/'s parts and PARTS'): kept when their key
+    (which covers every device's) is the previous render's and they are still as it wrote them (`intact()`, when
+    the caller has that check under way), else `render()`. Adds their key to `keys`."""
     key = keys["fabric"] = fabric_key(plan, leave_out, keys, links)
     if unchanged.inputs.get("fabric") != key:
         return render()
-    kept = intact() if intact is not None else unchanged.intact("fabric", _NOT_FABRIC_KEYED)
+    kept = intact() if intact is not None else unchanged.intact("fabric", _NOT_FABRIC_KEYED, _OWN_FOLDERS)
     return kept if kept is not None else render()
 
 
 def _intact_fabric() -> list[Entry] | None:
     assert _unchanged is not None
-    return _unchanged.intact("fabric", _NOT_FABRIC_KEYED)
+    return _unchanged.intact("fabric", _NOT_FABRIC_KEYED, _OWN_FOLDERS)
+
+
+def _fill_serially(plan: FabricPlan, folder: Path, unchanged: Unchanged, checks: Checks,
+                   leave_out: frozenset[str]) -> tuple[Filled, FabricSummary, Sequence[Finding]]:
+    findings = checks()
+    summary = fabric_summary(plan)
+    devices = render_devices(folder, plan, range(len(plan.switches) + len(plan.hosts)), leave_out, unchanged)
+    filled = devices.filled
+    device_keys = dict(filled.inputs)
+    links = []
+    for part in plan_parts(plan):
+        done, digests = plan_part(folder, part, device_keys, unchanged)
+        filled.entries.extend(done.entries)
+        filled.inputs.update(done.inputs)
+        links.append(digests)
+    topology = topology_key(plan, leave_out, devices.shapes, _all_links(d.shape for d in links))
+    for name, own in PARTS.items():
+        filled.entries.extend(topology_part(folder, plan, name, topology, unchanged))
+        filled.inputs[own] = topology
+    filled.entries.extend(_fabric(plan, unchanged, leave_out, device_keys, _all_links(d.whole for d in links),
+                                  lambda: write_files(folder, fabric_files(plan, with_plan=False, summary=summary,
+                                                                           leave_out=PARTS), unchanged)))
+    filled.inputs["fabric"] = device_keys["fabric"]
+    return filled, summary, findings
 
 
 def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int, min_devices: int,
@@ -143,46 +208,34 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
     count = len(plan.switches) + len(plan.hosts)
     workers = min(jobs, count)
     if workers < 2 or count < min_devices or "fork" not in multiprocessing.get_all_start_methods():
-        findings = checks()
-        summary = fabric_summary(plan)
-        filled = render_devices(folder, plan, range(count), leave_out, unchanged)
-        device_keys = dict(filled.inputs)
-        digests = []
-        for part in plan_parts(plan):
-            done, links = plan_part(folder, part, device_keys, unchanged)
-            filled.entries.extend(done.entries)
-            filled.inputs.update(done.inputs)
-            digests.append(links)
-        filled.entries.extend(_fabric(plan, unchanged, leave_out, device_keys, _all_links(digests),
-                                      lambda: write_files(folder, fabric_files(plan, with_plan=False, summary=summary),
-                                                          unchanged)))
-        filled.inputs["fabric"] = device_keys["fabric"]
-        return filled, summary, findings
+        return _fill_serially(plan, folder, unchanged, checks, leave_out)
     global _plan, _unchanged, _leave_out, _parts
     _plan, _unchanged, _leave_out, _parts = plan, unchanged, leave_out, plan_parts(plan)
     try:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            def fabric_tasks() -> list[Future[list[Entry]]]:
-                return [pool.submit(_render_part, folder, p) for p in PARTS]
-
-            def part_tasks(keys: dict[str, str]) -> list[Future[tuple[Filled, str]]]:
+        with (ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool,
+              ThreadPoolExecutor(1) as here):
+            def part_tasks(keys: dict[str, str]) -> list[Future[tuple[Filled, Links]]]:
                 return [pool.submit(_render_plan_part, folder, i, {d.name: keys[d.name] for d in p.devices})
                         for i, p in enumerate(_parts)]
 
-            # A first render, or one of another intent (its hash is in the fabric-wide files' key, so they are
-            # made again whatever the devices' keys say): the largest fabric-wide parts go first to the workers,
-            # and small shares of the devices let them even out while this process writes the other artifacts.
-            # A re-render of the same intent: the devices first, as their keys tell whether the others changed.
-            # plan/'s parts (a pod each) come after the devices either way, as their keys are made of the devices'.
+            # What goes to the workers first. A render into a folder whose manifest has no topology key (a first
+            # render): monitoring and the bandwidth tests, the largest fabric-wide parts, then small shares of
+            # the devices, which let the workers even out while this process writes the other artifacts. Else
+            # the devices first, as their keys tell whether those parts changed (a measured cable or one
+            # switch's raw lines leave them as they are), then plan/'s parts (their keys are made of the
+            # devices'), then PARTS when their topology key changed. The other fabric-wide artifacts are made here
+            # meanwhile on a first render or one of another intent (its hash is in their key); on a re-render
+            # of the same intent, once the devices' keys tell whether they changed.
             fabric_first = not unchanged.inputs or unchanged.intent_sha256 != plan.source.intent_sha256
-            early = fabric_tasks() if fabric_first else []
+            parts_first = not all(own in unchanged.inputs for own in PARTS.values())
+            early = {name: pool.submit(_topology_part, folder, name, None) for name in PARTS} if parts_first else {}
             shares = SHARES_PER_WORKER * workers
             tasks = [pool.submit(_render_share, folder, range(k, count, shares)) for k in range(shares)]
             try:
                 findings = checks()  # while the workers render; what they wrote stays in staging if this raises
             except BaseException:
                 # the pool would otherwise run every queued task before letting go
-                cancels = [t.cancel for t in early] + [t.cancel for t in tasks]
+                cancels = [t.cancel for t in early.values()] + [t.cancel for t in tasks]
                 for cancel in cancels:
                     cancel()
                 raise
@@ -192,34 +245,41 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
                 return write_files(folder, fabric_files(plan, with_plan=False, summary=summary, leave_out=PARTS),
                                    unchanged)
 
-            fabric = render() if fabric_first else []  # while the workers render the devices
+            # while the workers render the devices, on a thread: this process hands the workers plan/'s parts as
+            # soon as the devices' keys are in, not once it is done with these
+            fabric = here.submit(render) if fabric_first else None
             made: list[Entry] = []
             made_keys: dict[str, str] = {}
+            shapes: dict[str, str] = {}
             rendered: list[str] = []
             for task in tasks:
                 share = task.result()
-                made += share.entries
-                made_keys.update(share.inputs)
-                rendered += share.rendered
+                made += share.filled.entries
+                made_keys.update(share.filled.inputs)
+                shapes.update(share.shapes)
+                rendered += share.filled.rendered
             device_keys = dict(made_keys)
             # a re-render: whether the fabric-wide files are as written is read in a worker beside the parts
             intact = pool.submit(_intact_fabric) if not fabric_first else None
-            digests = []
+            links = []
             for part_task in part_tasks(device_keys):  # quick: a part kept is its links' repr and a hash
-                finished, links = part_task.result()
+                finished, digests = part_task.result()
                 made += finished.entries
                 made_keys.update(finished.inputs)
-                digests.append(links)
-            if fabric_first:
-                made += fabric + [entry for task in early for entry in task.result()]
-                made_keys["fabric"] = fabric_key(plan, leave_out, device_keys, _all_links(digests))
+                links.append(digests)
+            topology = topology_key(plan, leave_out, shapes, _all_links(d.shape for d in links))
+            late = {} if parts_first else {name: pool.submit(_topology_part, folder, name, topology)
+                                            for name in PARTS}
+            for name, own in PARTS.items():
+                made += (early or late)[name].result()
+                made_keys[own] = topology
+            whole = _all_links(d.whole for d in links)
+            if fabric is not None:
+                made += fabric.result()
+                made_keys["fabric"] = fabric_key(plan, leave_out, device_keys, whole)
             else:
-                def rerender() -> list[Entry]:
-                    late = fabric_tasks()
-                    return render() + [entry for task in late for entry in task.result()]
-
                 assert intact is not None
-                made += _fabric(plan, unchanged, leave_out, device_keys, _all_links(digests), rerender, intact.result)
+                made += _fabric(plan, unchanged, leave_out, device_keys, whole, render, intact.result)
                 made_keys["fabric"] = device_keys["fabric"]
             return Filled(made, made_keys, tuple(rendered)), summary, findings
     finally:

@@ -8,10 +8,15 @@ further per kind of device. Device renderers are handed their narrowed view, nev
 that started reading another device (or a setting its view leaves out) would fail its tests instead of making the
 key unsound.
 
-The key of a device is SHA-256 over the code's fingerprint, the kinds of file left out, its view and the device
-record (their `repr`: records are dataclasses of strings, numbers, enums and tuples, whose repr is exact and the
-same in every process). The fabric-wide files (monitoring, cabling, ...) read the whole plan: their key covers the
-view, the full source, every device's key and the links. plan/'s parts have keys of their own (plan_parts.py).
+The key of a device is SHA-256 over the code's fingerprint, the kinds of file left out, its view, the device
+record and its cable values (their `repr`: records are dataclasses of strings, numbers, enums and tuples, whose
+repr is exact and the same in every process, and which leaves out the cable values, plan.cable_values). The
+fabric-wide files (cabling, the diagram, ...) read the whole plan: their key covers the view, the full source,
+every device's key and the links. plan/'s parts have keys of their own (plan_parts.py). So do the monitoring and
+the bandwidth tests, which read the fabric's topology only: their key, `topology_key`, covers the devices' and
+links' reprs without their cable values, and the view without the services' raw lines, so a measured cable or
+one switch's raw lines leave them as they are (tests/test_input_keys.py renders them from a plan with every one
+of those changed and compares).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import rocefab
-from rocefab.renderers.plan import FabricPlan, Host, HostProfile, Link, Switch
+from rocefab.renderers.plan import FabricPlan, Host, HostProfile, Link, Switch, cable_values
 from rocefab.renderers.services import RawLines
 
 _PACKAGE = Path(rocefab.__file__).parent  # models/, renderers/, templates/ ... are in it (links in a checkout)
@@ -87,10 +92,13 @@ def render_base(view: FabricPlan, leave_out: Collection[str]) -> bytes:
     return digest.digest()
 
 
-def device_key(base: bytes, device: Switch | Host) -> str:
+def device_keys(base: bytes, device: Switch | Host) -> tuple[str, str]:
+    """The device's input key, and the digest of its repr alone (what the topology key is made of)."""
+    shape = hashlib.sha256(repr(device).encode())
     digest = hashlib.sha256(base)
-    digest.update(repr(device).encode())
-    return digest.hexdigest()
+    digest.update(shape.digest())
+    digest.update(repr(cable_values(device)).encode())
+    return digest.hexdigest(), shape.hexdigest()
 
 
 class DeviceViews:
@@ -106,7 +114,11 @@ class DeviceViews:
         return self._group(device)[0]
 
     def key(self, device: Switch | Host) -> str:
-        return device_key(self._group(device)[1], device)
+        return device_keys(self._group(device)[1], device)[0]
+
+    def keys(self, device: Switch | Host) -> tuple[str, str]:
+        """The device's input key and its shape: the digest of its repr, without view or cable values."""
+        return device_keys(self._group(device)[1], device)
 
     def _group(self, device: Switch | Host) -> tuple[FabricPlan, bytes]:
         group = ("host",) if isinstance(device, Host) else (device.platform, device.role.value)
@@ -128,7 +140,34 @@ def fabric_key(plan: FabricPlan, leave_out: Collection[str], device_keys: dict[s
 
 
 def links_digest(links: Sequence[Link]) -> str:
+    """The digest of the links' reprs, which leave out their cable values (see `links_cables_digest`)."""
     digest = hashlib.sha256()
     for start in range(0, len(links), 8192):  # a slice's repr at a time: one call per link costs twice as much
         digest.update(repr(links[start:start + 8192]).encode())
+    return digest.hexdigest()
+
+
+def links_cables_digest(links: Sequence[Link]) -> str:
+    """The digest of the links' cable values (plan.cable_values)."""
+    return hashlib.sha256(repr([cable_values(link) for link in links]).encode()).hexdigest()
+
+
+def topology_view(plan: FabricPlan) -> FabricPlan:
+    """The part of `plan` the topology key covers besides the devices and links: the device view without the
+    services' raw lines, which only the switches they are for print."""
+    view = device_view(plan)
+    if view.services is None:
+        return view
+    lines: dict[str, Any] = {f.name: RawLines() for f in fields(view.services) if f.name.startswith("raw_")}
+    return replace(view, services=replace(view.services, **lines))
+
+
+def topology_key(plan: FabricPlan, leave_out: Collection[str], shapes: dict[str, str], links: str) -> str:
+    """The key of the files made from the fabric's topology (monitoring/, bandwidth-tests/): the code, the kinds
+    left out, the topology view, each device's shape (`DeviceViews.keys`, in plan order) and the links' digest
+    (`links_digest` of every link, each part's in plan/'s order)."""
+    digest = hashlib.sha256(render_base(topology_view(plan), leave_out))
+    digest.update(f"\0{links}\0".encode())
+    for name in [sw.name for sw in plan.switches] + [host.name for host in plan.hosts]:
+        digest.update(f"{name}\0{shapes[name]}\0".encode())
     return digest.hexdigest()

@@ -6,6 +6,7 @@ to JSON (`rocefab plan --json`) so operators and other tools can consume the sam
 
 from __future__ import annotations
 
+from dataclasses import field
 from enum import StrEnum
 from ipaddress import IPv4Network
 
@@ -54,8 +55,9 @@ class Link:
     a: Endpoint  # the switch side for host links; the leaf side for fabric links
     b: Endpoint
     speed_gbps: int
-    medium: str = ""  # models.media.Medium, from rack placement (renderers/cable_lengths.py)
-    length_m: int = 0  # the cable's length as the intent gives or estimates it, for PFC headroom
+    # Cable values (see `cable_values`), left out of the repr
+    medium: str = field(default="", repr=False)  # models.media.Medium, from rack placement (cable_lengths.py)
+    length_m: int = field(default=0, repr=False)  # the cable's length as the intent gives or estimates it
 
 
 @record
@@ -231,9 +233,10 @@ class Switch:
     management: Management | None
     rack: str  # see renderers/placement.py
     # What the no-drop priority needs after a pause on the port that needs most (renderers/headroom.py), and the
-    # longest cable of any port: a NOS that sizes headroom itself from a cable length must be given that one
-    pfc_headroom: Headroom | None = None
-    longest_cable_m: int = 0
+    # longest cable of any port: a NOS that sizes headroom itself from a cable length must be given that one.
+    # Cable values (see `cable_values`), left out of the repr.
+    pfc_headroom: Headroom | None = field(default=None, repr=False)
+    longest_cable_m: int = field(default=0, repr=False)
     load_balancing: LoadBalancing | None = None
     ecn: EcnMarking | None = None
 
@@ -247,7 +250,9 @@ class HostPort:
     netdev: str
     switch: str
     port: str
-    cable_m: int = 0  # the planned length of its cable to the switch, which sizes both ends' PFC headroom
+    # the planned length of its cable to the switch, which sizes both ends' PFC headroom; a cable value (see
+    # `cable_values`), left out of the repr
+    cable_m: int = field(default=0, repr=False)
 
     @property
     def nic_cable_len(self) -> int:
@@ -296,7 +301,9 @@ class HostNic:
     routes: tuple[str, ...]  # main table: this rail's prefix, reached through this NIC's leaf
     table: int  # a routing table of its own, so traffic sourced from this NIC leaves by this NIC
     table_routes: tuple[str, ...]  # what that table routes through the leaf: every rail's addresses
-    cable_m: int = 0  # the planned length of its cable to the leaf, which sizes both ends' PFC headroom
+    # the planned length of its cable to the leaf, which sizes both ends' PFC headroom; a cable value (see
+    # `cable_values`), left out of the repr
+    cable_m: int = field(default=0, repr=False)
 
     @property
     def nic_cable_len(self) -> int:
@@ -326,6 +333,21 @@ class Host:
     @property
     def rdma_devices(self) -> tuple[str, ...]:
         return tuple(b.rdma_device for b in self.bonds) + tuple(n.rdma_device for n in self.nics)
+
+
+def cable_values(item: Switch | Host | Link) -> tuple[object, ...]:
+    """A device's or a link's cable values: what follows from its cables' lengths and media (the PFC headroom a
+    port needs, what a NIC is told its cable is, the cabling plan's lengths). They are the only fields the
+    records leave out of their repr, which the input keys are made from (input_keys.py): a device's key covers
+    them beside its repr; the fabric's topology key does not, so a cable measured anew re-renders the two
+    devices at its ends and the cabling plan, not the monitoring or the bandwidth tests, which read no cable
+    value (tests/test_input_keys.py)."""
+    if isinstance(item, Link):
+        return item.medium, item.length_m
+    if isinstance(item, Switch):
+        return item.pfc_headroom, item.longest_cable_m
+    return (tuple(nic.cable_m for nic in item.nics),
+            tuple(member.cable_m for bond in item.bonds for member in bond.members))
 
 
 @record

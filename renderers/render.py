@@ -116,8 +116,9 @@ def plan_part_files(parts: Sequence[PlanPart]) -> list[StreamedFile]:
 
 
 # The fabric-wide artifacts a parallel render hands to a worker as a part of their own (the largest after
-# plan/'s parts); every other one is made by the process that forks the workers.
-PARTS = ("monitoring", "bandwidth")
+# plan/'s parts), each with the folder that holds its files; every other one is made by the process that forks
+# the workers. They are made from the fabric's topology and have keys of their own (input_keys.topology_key).
+PARTS = {"monitoring": "monitoring/", "bandwidth": "bandwidth-tests/"}
 
 
 def fabric_files(plan: FabricPlan, with_plan: bool = True, summary: FabricSummary | None = None,
@@ -166,7 +167,10 @@ def fabric_part(plan: FabricPlan, part: str) -> Iterator[AnyFile]:
 
     makers: dict[str, Callable[[FabricPlan], Iterable[tuple[str, str, str | Callable[[Emit], None]]]]] = {
         "monitoring": render_monitoring, "bandwidth": render_bandwidth_tests}
-    yield from _as_files(makers[part](plan))
+    for made in _as_files(makers[part](plan)):
+        if not made.path.startswith(PARTS[part]):  # the folder is what a re-render keeps or replaces whole
+            raise ValueError(f"{made.path}: a file of {part} outside {PARTS[part]}")
+        yield made
 
 
 def _as_files(made: Iterable[tuple[str, str, str | Callable[[Emit], None]]]) -> Iterator[AnyFile]:

@@ -51,16 +51,26 @@ class Unchanged:
             return None
         return self.intact(device, besides)
 
-    def intact(self, device: str, besides: frozenset[str] = frozenset()) -> list[Entry] | None:
-        """`keep` without the key: the previous render's files of `device` as kept entries, if each is still
-        there as that render wrote it (for a check that can start before the key is known)."""
-        return self._intact([e for e in self.previous.get(device, ()) if e.kind not in besides])
+    def intact(self, device: str, besides: frozenset[str] = frozenset(),
+               besides_folders: tuple[str, ...] = ()) -> list[Entry] | None:
+        """`keep` without the key: the previous render's files of `device` (but those of a kind in `besides` or
+        in one of `besides_folders`, each ending in '/') as kept entries, if each is still there as that render
+        wrote it (for a check that can start before the key is known)."""
+        return self._intact([e for e in self.previous.get(device, ())
+                             if e.kind not in besides and not e.path.startswith(besides_folders)])
 
     def keep_part(self, path: str, key: str) -> list[Entry] | None:
         """`keep` for one fabric-wide file with a key of its own (a part of plan/), named by its path."""
         if not key or self.inputs.get(path) != key:
             return None
         return self._intact([e for e in self.previous.get("fabric", ()) if e.path == path])
+
+    def keep_folder(self, folder: str, key: str) -> list[Entry] | None:
+        """`keep` for a fabric-wide folder with a key of its own (monitoring/, bandwidth-tests/), named by its path
+        with a trailing '/'."""
+        if not key or self.inputs.get(folder) != key:
+            return None
+        return self._intact([e for e in self.previous.get("fabric", ()) if e.path.startswith(folder)])
 
     def _intact(self, entries: list[Entry]) -> list[Entry] | None:
         if not entries:

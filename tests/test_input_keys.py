@@ -1,0 +1,128 @@
+"""The topology key is sound: what it leaves out (cable values, raw lines, the intent's hash and description)
+changes no file of monitoring/ or bandwidth-tests/, and every device's input key still covers its cable values.
+
+The topology key (input_keys.topology_key) lets a re-render keep monitoring/ and bandwidth-tests/ when only a
+cable was measured or one switch's raw lines changed. That is only right if their renderers read none of those:
+here they render from each example's plan and from the same plan with all of them changed, and must print the
+same bytes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from dataclasses import replace
+
+import pytest
+from conftest import EXAMPLES, example_plan
+
+from rocefab.renderers import input_keys
+from rocefab.renderers.headroom import Headroom
+from rocefab.renderers.plan import FabricPlan, Host, Link, Switch, cable_values
+from rocefab.renderers.render import PARTS, fabric_part
+from rocefab.renderers.services import RawLines, SiteServices
+
+_SERVICES = SiteServices(("192.0.2.1",), ("192.0.2.2",), (), None, (), None, None, (), (), (), RawLines(),
+                         RawLines(), RawLines())
+_RAW = RawLines(("hostname raw-leaf",), ("hostname raw-spine",), ("hostname raw-superspine",))
+
+
+def _headroom(old: Headroom | None) -> Headroom:
+    return Headroom(400, 99, 9216, 990, 1000, 123_456) if old is None else replace(old, bytes=old.bytes + 1, cable_m=99)
+
+
+def _host(host: Host) -> Host:
+    nics = tuple(replace(nic, cable_m=nic.cable_m + 7) for nic in host.nics)
+    bonds = tuple(replace(bond, members=tuple(replace(m, cable_m=m.cable_m + 7) for m in bond.members))
+                  for bond in host.bonds)
+    return replace(host, nics=nics, bonds=bonds)  # type: ignore[arg-type]
+
+
+def _switch(switch: Switch) -> Switch:
+    return replace(switch, pfc_headroom=_headroom(switch.pfc_headroom), longest_cable_m=switch.longest_cable_m + 7)
+
+
+def _link(link: Link) -> Link:
+    return replace(link, length_m=link.length_m + 7, medium="copper" if link.medium != "copper" else "multimode")
+
+
+def _with_services(plan: FabricPlan) -> FabricPlan:
+    return replace(plan, services=_SERVICES)
+
+
+def _other_cables_and_raw_lines(plan: FabricPlan) -> FabricPlan:
+    """`plan` with every cable value, every raw line, the intent's hash and the description changed."""
+    services = replace(_SERVICES, raw_eos=_RAW, raw_nxos=_RAW, raw_cumulus=_RAW)
+    source = replace(plan.source, intent_sha256="f" * 64, description="another description")
+    return replace(plan, source=source, services=services, switches=tuple(map(_switch, plan.switches)),
+                   hosts=tuple(map(_host, plan.hosts)), links=tuple(map(_link, plan.links)))
+
+
+def _files(plan: FabricPlan, part: str) -> list[tuple[str, str, str]]:
+    return [(f.path, f.kind, f.content) for f in fabric_part(plan, part)]
+
+
+def _topology_key(plan: FabricPlan) -> str:
+    views = input_keys.DeviceViews(plan)
+    shapes = {d.name: views.keys(d)[1] for d in (*plan.switches, *plan.hosts)}
+    return input_keys.topology_key(plan, (), shapes, input_keys.links_digest(plan.links))
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("part", list(PARTS))
+def test_the_topology_parts_read_no_cable_value_raw_line_or_intent_hash(name: str, part: str) -> None:
+    plan = _with_services(example_plan(name))
+    other = _other_cables_and_raw_lines(plan)
+    assert other != plan
+    assert _files(other, part) == _files(plan, part)
+    assert _topology_key(other) == _topology_key(plan)
+
+
+@pytest.mark.parametrize("name", ["lab", "pod32", "cluster1024-rail"])
+def test_every_device_key_covers_its_cable_values(name: str) -> None:
+    plan = example_plan(name)
+    other = _other_cables_and_raw_lines(replace(plan, services=None))
+    views, other_views = input_keys.DeviceViews(plan), input_keys.DeviceViews(other)
+    for before, after in zip((*plan.switches, *plan.hosts), (*other.switches, *other.hosts), strict=True):
+        key, shape = views.keys(before)
+        other_key, other_shape = other_views.keys(after)
+        assert other_shape == shape  # the repr leaves the cable values out ...
+        assert other_key != key, before.name  # ... and the key adds them
+    assert input_keys.links_digest(other.links) == input_keys.links_digest(plan.links)
+    assert input_keys.links_cables_digest(other.links) != input_keys.links_cables_digest(plan.links)
+
+
+def _records(root: type) -> set[type]:
+    """Every record class a value of `root` can hold."""
+    found: set[type] = set()
+
+    def visit(hint: object) -> None:
+        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+            if hint not in found:
+                found.add(hint)
+                for value in typing.get_type_hints(hint).values():
+                    visit(value)
+            return
+        for arg in typing.get_args(hint):
+            visit(arg)
+
+    visit(root)
+    return found
+
+
+def test_the_only_fields_left_out_of_a_repr_are_the_cable_values() -> None:
+    """A field hidden from the repr is hidden from every key that is made of reprs: only `cable_values` may be."""
+    hidden = {(cls.__name__, f.name) for cls in _records(FabricPlan) for f in dataclasses.fields(cls) if not f.repr}
+    assert hidden == {("Link", "medium"), ("Link", "length_m"), ("Switch", "pfc_headroom"),
+                      ("Switch", "longest_cable_m"), ("HostNic", "cable_m"), ("HostPort", "cable_m")}
+    plan = example_plan("lab")
+    assert len(cable_values(plan.links[0])) == 2 and len(cable_values(plan.switches[0])) == 2
+
+
+def test_a_change_of_topology_changes_the_topology_key() -> None:
+    plan = example_plan("pod32")
+    host = plan.hosts[-1]
+    renamed = replace(plan, hosts=(*plan.hosts[:-1], replace(host, name=host.name + "x")))
+    slower = replace(plan, links=(replace(plan.links[0], speed_gbps=plan.links[0].speed_gbps // 2), *plan.links[1:]))
+    keys = {_topology_key(p) for p in (plan, renamed, slower)}
+    assert len(keys) == 3
