@@ -109,9 +109,10 @@ def _planes(ports: list[RdmaPort]) -> dict[str, list[RdmaPort]]:
     return planes
 
 
-def _ordered(ports: list[RdmaPort]) -> list[RdmaPort]:
+def _ordered(ports: list[RdmaPort], rank: dict[str, int]) -> list[RdmaPort]:
     """The plane's ports group by group, the groups taken round-robin across pods so that neighbours (and so
-    partners) sit in different pods wherever there are several."""
+    partners) sit in different pods wherever there are several; in a group, by host (`rank`: each host's place in
+    natural order) and index."""
     groups: dict[str, list[RdmaPort]] = {}
     for port in ports:
         groups.setdefault(port.group, []).append(port)
@@ -120,11 +121,11 @@ def _ordered(ports: list[RdmaPort]) -> list[RdmaPort]:
         by_pod.setdefault(members[0].pod if members[0].pod is not None else -1, []).append(name)
     columns = [sorted(names, key=natural_key) for _, names in sorted(by_pod.items())]
     order = [name for row in zip_longest(*columns) for name in row if name is not None]
-    return [p for name in order for p in sorted(groups[name], key=lambda p: (natural_key(p.host), p.index))]
+    return [p for name in order for p in sorted(groups[name], key=lambda p: (rank[p.host], p.index))]
 
 
-def _same_plane(ports: list[RdmaPort]) -> list[tuple[RdmaPort, RdmaPort]]:
-    ordered = _ordered(ports)
+def _same_plane(ports: list[RdmaPort], rank: dict[str, int]) -> list[tuple[RdmaPort, RdmaPort]]:
+    ordered = _ordered(ports, rank)
     n = len(ordered)
     largest = max(Counter(p.group for p in ordered).values(), default=0)
     # With no group above half the plane a shift by the largest group never lands in the client's own group;
@@ -218,7 +219,8 @@ def bandwidth_plan(plan: FabricPlan) -> BandwidthPlan:
     switches = {sw.name: sw for sw in plan.switches}
     by_host = {h.name: _ports(switches, h) for h in plan.hosts}
     ports = [p for host_ports in by_host.values() for p in host_ports]
-    same = {name: _same_plane(members) for name, members in sorted(_planes(ports).items(), key=lambda kv:
+    rank = {name: i for i, name in enumerate(sorted(by_host, key=natural_key))}  # once, not per port and plane
+    same = {name: _same_plane(members, rank) for name, members in sorted(_planes(ports).items(), key=lambda kv:
                                                                       natural_key(kv[0]))}
     candidates = [pair for plane in same.values() for pair in plane] + _cross_rail(same, by_host)
     flagged = [(c, s, not set(c.leaves) & set(s.leaves)) for c, s in candidates]

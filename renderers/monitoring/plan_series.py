@@ -6,6 +6,7 @@ so an alert names the far end of the link and the tier it sits in, and "below pl
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
 from typing import NamedTuple
@@ -66,8 +67,8 @@ def _line(name: str, values: tuple[str, ...], value: int) -> str:
     joined = "".join(values)  # one test of all the values: a name or an address needs no escaping
     if "\\" in joined or '"' in joined or "\n" in joined:
         values = tuple(map(_escape, values))
-    if "" in values:
-        return _form_without(name, tuple(v == "" for v in values)) % (*(v for v in values if v), value)
+    if "" in values:  # map and filter, not generators: most series of a rail fabric have an empty label
+        return _form_without(name, tuple(map(operator.not_, values))) % (*filter(None, values), value)
     return _FORMAT[name] % (*values, value)
 
 
