@@ -27,3 +27,13 @@ def test_a_records_repr_is_the_dataclass_text(name: str) -> None:
     plan = example_plan(name)
     for value in (*plan.switches, *plan.hosts, *plan.links, plan.qos, plan.source, plan.host_profile):
         assert repr(value) == _dataclass_text(value)
+
+
+def test_the_enums_print_what_enum_prints() -> None:
+    from enum import Enum
+
+    from rocefab.renderers.plan import LinkKind, PortRole, Role
+
+    for cls in (PortRole, LinkKind, Role):
+        for member in cls:
+            assert repr(member) == Enum.__repr__(member) == f"<{cls.__name__}.{member.name}: {member.value!r}>"

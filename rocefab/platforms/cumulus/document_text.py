@@ -39,25 +39,33 @@ def set_document_yaml(tree: dict[Any, Any]) -> str | None:
 
 
 class _Printed:
-    """Each key's YAML text, asked for once per document (a switch repeats a few hundred distinct keys thousands of
-    times: link, mtu, state, type...), and each Shared subtree's text per depth."""
+    """What a document repeats, printed once per document: each key's head line at each depth (a switch repeats a
+    few hundred distinct keys thousands of times: link, mtu, state, type...), each string value's text, and each
+    Shared subtree's text per depth."""
 
     def __init__(self) -> None:
-        self.keys: dict[str, str] = {}
+        self.heads: dict[tuple[str, int], str] = {}
+        self.values: dict[str, str] = {}
         self.shared: dict[tuple[int, int], str] = {}
 
-    def key(self, key: str) -> str:
-        text = self.keys[key] = yaml_key(key)
+    def head(self, key: str, indent: int) -> str:
+        text = self.heads[key, indent] = f"{' ' * indent}{yaml_key(key)}:"
+        return text
+
+    def value(self, value: str) -> str:
+        text = self.values[value] = yaml_string(value)
         return text
 
 
 def _walk(tree: dict[Any, Any], indent: int, printed: _Printed, out: list[str]) -> None:
-    pad = " " * indent
     append = out.append
-    keys = printed.keys
+    heads, values = printed.heads, printed.values
     for key, value in tree.items():
         # strings only in the cache: True == 1 as a dict key, and must not print as 1
-        head = f"{pad}{keys.get(key) or printed.key(key)}:" if type(key) is str else f"{pad}{yaml_key(key)}:"
+        if type(key) is str:
+            head = heads.get((key, indent)) or printed.head(key, indent)
+        else:
+            head = f"{' ' * indent}{yaml_key(key)}:"
         kind = type(value)
         if kind is dict:
             if value:
@@ -69,7 +77,7 @@ def _walk(tree: dict[Any, Any], indent: int, printed: _Printed, out: list[str]) 
             append(head + "\n")
             _walk_shared(value, indent + 2, printed, out)
         elif kind is str:
-            append(f"{head} {yaml_string(value)}\n")
+            append(f"{head} {values.get(value) or printed.value(value)}\n")
         elif kind is int:
             append(f"{head} {value}\n")
         else:
