@@ -215,8 +215,12 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
         with (ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool,
               ThreadPoolExecutor(1) as here):
             def part_tasks(keys: dict[str, str]) -> list[Future[tuple[Filled, Links]]]:
-                return [pool.submit(_render_plan_part, folder, i, {d.name: keys[d.name] for d in p.devices})
-                        for i, p in enumerate(_parts)]
+                """plan/'s parts in their order, handed out largest first (the part outside any pod holds the
+                super-spines and their links), so that no worker is left with a large one at the end."""
+                largest_first = sorted(range(len(_parts)), key=lambda i: -len(_parts[i].links))
+                tasks = {i: pool.submit(_render_plan_part, folder, i, {d.name: keys[d.name] for d in _parts[i].devices})
+                         for i in largest_first}
+                return [tasks[i] for i in range(len(_parts))]
 
             # What goes to the workers first. A render into a folder whose manifest has no topology key (a first
             # render): monitoring and the bandwidth tests, the largest fabric-wide parts, then small shares of

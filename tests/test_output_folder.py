@@ -23,6 +23,7 @@ from rocefab.renderers.output import (
     Filled,
     OutputError,
     changed_files,
+    manifest_json,
     publish,
     read_manifest,
     source_of,
@@ -287,3 +288,14 @@ def test_a_killed_renders_staging_folder_is_removed_by_the_next(tmp_path: Path) 
     _publish(tmp_path, _files(**{"a.txt": "a\n"}))
     assert not dead.exists()
     assert running.is_dir() and elsewhere.is_dir()
+
+
+def test_each_manifest_line_is_what_json_dumps_prints_for_the_entry() -> None:
+    entries = [Entry('hosts/gpu"1".sh', "gpü1", "host-script", "ab" * 32, executable=True),
+               Entry("a\\b\nc.txt", "fabric", "kind\t1", "cd" * 32)]
+    lines = manifest_json(entries).splitlines()
+    for entry in sorted(entries, key=lambda e: e.path):
+        fields: dict[str, object] = {"path": entry.path, "device": entry.device, "kind": entry.kind,
+                                     "sha256": entry.sha256, **({"executable": True} if entry.executable else {})}
+        assert f"    {json.dumps(fields)}" in [line.removesuffix(",") for line in lines]
+    assert [e["path"] for e in json.loads(manifest_json(entries))["files"]] == sorted(e.path for e in entries)
