@@ -182,17 +182,20 @@ def _finish(state: PlanState, hosts: list[Host]) -> FabricPlan:
     measured = intent.qos.pfc.measured_headroom_bytes
     mtu = {d.name: min(intent.mtu.switch_bytes, d.model.spec.mtu_max_bytes) for d in switches}
     needs: dict[tuple[int, int, int], Headroom] = {}  # a few distinct (speed, length, MTU) among 500,000 ends
-    for link in links:
-        for device in (link.a.device, link.b.device):
-            device_mtu = mtu.get(device)
-            if device_mtu is not None:
-                longest[device] = max(longest.get(device, 0), link.length_m)
-                key = (link.speed_gbps, link.length_m, device_mtu)
-                need = needs.get(key)
-                if need is None:
-                    need = needs[key] = headroom(*key, measured)
-                if device not in worst or (need.bytes, need.cable_m) > (worst[device].bytes, worst[device].cable_m):
-                    worst[device] = need
+    # each end's (device, speed, length) once, in link order as before (a tie keeps the first): a switch has a few
+    # distinct ones among its hundred ports
+    ends = dict.fromkeys((device, link.speed_gbps, link.length_m) for link in links
+                         for device in (link.a.device, link.b.device))
+    for device, speed, length in ends:
+        device_mtu = mtu.get(device)
+        if device_mtu is not None:
+            longest[device] = max(longest.get(device, 0), length)
+            key = (speed, length, device_mtu)
+            need = needs.get(key)
+            if need is None:
+                need = needs[key] = headroom(*key, measured)
+            if device not in worst or (need.bytes, need.cable_m) > (worst[device].bytes, worst[device].cable_m):
+                worst[device] = need
     return FabricPlan(
         source=state.source,
         qos=plan_qos(intent),
