@@ -10,7 +10,8 @@ from rocefab.models.catalogue import SwitchModel
 from rocefab.models.findings import Finding, Path, Severity
 from rocefab.models.intent import Intent
 from rocefab.models.resolve import ResolvedFabric, Role, SwitchSlot
-from rocefab.renderers.plan import BgpNeighbor, Lag, Link, Management, Mlag, Source, Svi, SwitchPort
+from rocefab.renderers.cable_lengths import Cables
+from rocefab.renderers.plan import BgpNeighbor, Endpoint, Lag, Link, LinkKind, Management, Mlag, Source, Svi, SwitchPort
 from rocefab.renderers.ports import AllocationError, PortAllocator
 
 
@@ -62,7 +63,8 @@ def dotted(address: int) -> str:
 @dataclass
 class PlanState:
     """What every planning step shares: the intent and its resolution, the drafts, the links so far, the
-    findings, and the next free /31 of the point-to-point pool."""
+    findings, the next free /31 of the point-to-point pool, and, once every switch is drafted, the rack of each
+    device and what gives each link its medium and length (`place`)."""
 
     intent: Intent
     fabric: ResolvedFabric
@@ -71,6 +73,15 @@ class PlanState:
     links: list[Link] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     p2p_next: int = 0
+    racks: dict[str, str] = field(default_factory=dict)
+    cables: Cables | None = None
+
+    def link(self, kind: LinkKind, a: Endpoint, b: Endpoint, speed_gbps: int) -> Link:
+        """A new link, with its cable's medium and length, added to the plan's links."""
+        assert self.cables is not None, "links are made once the racks are placed"
+        made = self.cables.link(kind, a, b, speed_gbps)
+        self.links.append(made)
+        return made
 
     def fail(self, exc: AllocationError, path: Path) -> None:
         self.findings.append(Finding(exc.code, Severity.ERROR, exc.path or path, exc.message, exc.hint))

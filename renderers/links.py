@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from rocefab.models.resolve import Role
 from rocefab.renderers.drafts import PlanState, SwitchDraft, address
-from rocefab.renderers.plan import BgpNeighbor, Endpoint, Link, LinkKind, PortRole, SwitchPort
+from rocefab.renderers.plan import BgpNeighbor, Endpoint, LinkKind, PortRole, SwitchPort
 from rocefab.renderers.ports import AllocationError, Port
 
 # BGP peer group a neighbor of each tier belongs to.
@@ -56,4 +56,4 @@ def connect(state: PlanState, lower: SwitchDraft, mine: Port, upper: SwitchDraft
         lower.name, lower.asn, to_lower, GROUP[lower.role],
         theirs.name if unnumbered else None, lower_ip.split("/")[0] if lower_ip else None,
     ))
-    state.links.append(Link(LinkKind.FABRIC, lower_end, upper_end, mine.speed_gbps))
+    state.link(LinkKind.FABRIC, lower_end, upper_end, mine.speed_gbps)

@@ -17,7 +17,6 @@ from rocefab.renderers.plan import (
     HostBond,
     HostPort,
     Lag,
-    Link,
     LinkKind,
     Mlag,
     PortRole,
@@ -97,8 +96,8 @@ def _peer_link(state: PlanState, pair: PairGroup, leaves: list[SwitchDraft], por
             ))
             members.append(mine.name)
             if side == 0:
-                state.links.append(Link(LinkKind.PEER_LINK, Endpoint(leaf.name, mine.name),
-                                        Endpoint(peer.name, theirs.name), mine.speed_gbps))
+                state.link(LinkKind.PEER_LINK, Endpoint(leaf.name, mine.name), Endpoint(peer.name, theirs.name),
+                           mine.speed_gbps)
         leaf.lags.append(Lag(spec.peer_link_lag, PEER_LINK_LAG_NUMBER, PortRole.PEER_LINK, tuple(members),
                              f"{peer.name} peer-link"))
         leaf.mlag = Mlag(
@@ -161,9 +160,9 @@ def _hosts(state: PlanState, pair: PairGroup, leaves: list[SwitchDraft], ports: 
                 ))
                 leaf.lags.append(Lag(lag_name, number, PortRole.HOST, (port.name,), f"{host} {bond.name}",
                                      access_vlan=bond.vlan, mlag_id=number, host=host, host_bond=bond.name))
-                members.append(HostPort(netdev, leaf.name, port.name))
-                state.links.append(Link(LinkKind.HOST, Endpoint(leaf.name, port.name), Endpoint(host, netdev),
-                                        port.speed_gbps))
+                cable = state.link(LinkKind.HOST, Endpoint(leaf.name, port.name), Endpoint(host, netdev),
+                                   port.speed_gbps)
+                members.append(HostPort(netdev, leaf.name, port.name, cable.length_m))
             net = slices[bond.vlan]
             host_bonds.append(HostBond(
                 bond.name, (members[0], members[1]), bond.rdma_device, bond.speed_gbps, bond.vlan,
@@ -172,5 +171,5 @@ def _hosts(state: PlanState, pair: PairGroup, leaves: list[SwitchDraft], ports: 
                 FIRST_BOND_TABLE + b if len(bonds) > 1 else None,
                 training_subnets if len(bonds) > 1 else (),
             ))
-        hosts.append(Host(host, pair.name, None, tuple(host_bonds)))
+        hosts.append(Host(host, pair.name, None, tuple(host_bonds), rack=state.racks[host]))
     return hosts

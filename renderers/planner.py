@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from rocefab.models.intent import Intent
 from rocefab.models.resolve import ResolvedFabric
-from rocefab.renderers.cable_lengths import End, measure
+from rocefab.renderers.cable_lengths import Cables, End
 from rocefab.renderers.common import adaptive_routing_port
 from rocefab.renderers.drafts import PlanningError, PlanState, SwitchDraft
 from rocefab.renderers.headroom import Headroom, headroom
@@ -26,9 +26,7 @@ from rocefab.renderers.plan import (
     EcnMarking,
     FabricPlan,
     Host,
-    HostPort,
     HostProfile,
-    LinkKind,
     LoadBalancing,
     Operations,
     PortRole,
@@ -39,7 +37,7 @@ from rocefab.renderers.plan import (
     Vlan,
 )
 from rocefab.renderers.ports import AllocationError
-from rocefab.renderers.rails import rail_hosts
+from rocefab.renderers.rails import rail_hosts, rail_pod
 from rocefab.renderers.services import site_services
 
 __all__ = ["PlanningError", "plan_fabric", "plan_qos"]
@@ -90,6 +88,7 @@ def plan_fabric(intent: Intent, fabric: ResolvedFabric, source: Source) -> Fabri
     pods = [[state.draft(s) for s in pod] for pod in fabric.pods]
     for leaf in fabric.leaves:
         state.draft(leaf)
+    _place(state)
     hosts: list[Host] = []
     try:
         _check_spine_capacity(state, pods)
@@ -162,21 +161,31 @@ def _check_spine_capacity(state: PlanState, pods: list[list[SwitchDraft]]) -> No
         )
 
 
+def _place(state: PlanState) -> None:
+    """Every switch and server in its rack, before any link is made, so that each link is made with its cable's
+    medium and length (and each host port with its cable's length) instead of being made again once placed.
+    The servers are those the steps will make, in the order they make them: the rail groups', then the pairs'."""
+    fabric, intent = state.fabric, state.intent
+    servers = [Placed(slot.name, None, rail_pod(state, group.pod), None) for group in fabric.rails
+               for slot in group.hosts]
+    servers += [Placed(slot.name, None, None, pair.name) for pair in fabric.pairs for slot in pair.hosts]
+    switches = [Placed(d.name, d.role, d.pod, d.pair) for d in state.drafts.values()]
+    state.racks = place(switches, servers, intent.racks.nodes_per_rack, intent.racks.switches_per_network_rack)
+    state.cables = Cables({p.name: End(state.racks[p.name], p.role, p.pod) for p in (*switches, *servers)},
+                          intent.cabling)
+
+
 def _finish(state: PlanState, hosts: list[Host]) -> FabricPlan:
     if state.findings:
         raise PlanningError(state.findings)
     intent = state.intent
     switches = list(state.drafts.values())
-    racks = place([Placed(d.name, d.role, d.pod, d.pair) for d in switches],
-                  [Placed(h.name, None, h.pod, h.pair) for h in hosts],
-                  intent.racks.nodes_per_rack, intent.racks.switches_per_network_rack)
-    ends = {d.name: End(racks[d.name], d.role, d.pod) for d in switches}
-    ends.update((h.name, End(racks[h.name], None, h.pod)) for h in hosts)
-    links, findings = measure(state.links, ends, intent.cabling)
+    assert state.cables is not None
+    findings = state.cables.all_findings()
     if findings:
         raise PlanningError(findings)
-    # each host port's cable, by its switch end: the NIC's driver sizes its receive buffer from the same length
-    cables = {(link.a.device, link.a.port): link.length_m for link in links if link.kind is LinkKind.HOST}
+    links = state.links
+    racks = state.racks
     worst: dict[str, Headroom] = {}
     longest: dict[str, int] = {}
     measured = intent.qos.pfc.measured_headroom_bytes
@@ -202,22 +211,12 @@ def _finish(state: PlanState, hosts: list[Host]) -> FabricPlan:
         vlans=tuple(Vlan(v.id, v.name, str(v.subnet)) for v in sorted(intent.vlans, key=lambda v: v.id)),
         switches=tuple(_freeze(intent, d, racks[d.name], worst.get(d.name), longest.get(d.name, 0), mtu)
                        for d in switches),
-        hosts=tuple(_placed(h, racks[h.name], cables) for h in hosts),
+        hosts=tuple(hosts),
         links=tuple(links),
         host_profile=_host_profile(intent),
         operations=Operations(**intent.monitoring.model_dump(), **intent.acceptance.model_dump()),
         services=site_services(intent.services),
     )
-
-def _placed(host: Host, rack: str, cables: dict[tuple[str, str], int]) -> Host:
-    """The host in its rack, each of its ports with the length of its cable."""
-    def cabled(port: HostPort) -> HostPort:
-        return replace(port, cable_m=cables[(port.switch, port.port)])
-
-    bonds = tuple(replace(b, members=(cabled(b.members[0]), cabled(b.members[1]))) for b in host.bonds)
-    nics = tuple(replace(n, cable_m=cables[(n.switch, n.port)]) for n in host.nics)
-    return replace(host, rack=rack, bonds=bonds, nics=nics)
-
 
 def _freeze(intent: Intent, d: SwitchDraft, rack: str, pfc_headroom: Headroom | None, longest_cable_m: int,
             mtu: dict[str, int]) -> Switch:

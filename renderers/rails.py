@@ -8,11 +8,16 @@ import math
 from ipaddress import IPv4Network
 
 from rocefab.renderers.drafts import PlanState, dotted
-from rocefab.renderers.plan import Endpoint, Host, HostNic, Link, LinkKind, PortRole, SwitchPort
+from rocefab.renderers.plan import Endpoint, Host, HostNic, LinkKind, PortRole, SwitchPort
 from rocefab.renderers.ports import AllocationError
 from rocefab.renderers.rail_blocks import aggregate, block_size, leaf_block
 
 FIRST_NIC_TABLE = 100  # routing table of rail 0's NIC; rail r uses FIRST_NIC_TABLE + r
+
+
+def rail_pod(state: PlanState, pod: int | None) -> int | None:
+    """The pod a rail host is placed in: its group's in a three-tier fabric, none in a two-tier one."""
+    return pod if state.fabric.tiers == 3 else None
 
 
 def rail_hosts(state: PlanState) -> list[Host]:
@@ -54,13 +59,13 @@ def rail_hosts(state: PlanState) -> list[Host]:
                     Endpoint(name, nic.netdev), f"{name} {nic.netdev}", ipv4=leaf_side,
                 ))
                 leaf.networks.append(leaf_side)
-                state.links.append(Link(LinkKind.HOST, Endpoint(leaf.name, port.name), Endpoint(name, nic.netdev),
-                                        port.speed_gbps))
+                cable = state.link(LinkKind.HOST, Endpoint(leaf.name, port.name), Endpoint(name, nic.netdev),
+                                   port.speed_gbps)
                 nics.append(HostNic(
                     nic.netdev, nic.rdma_device, fabric.nic_speed_gbps, r, leaf.name, port.name, f"{host_address}/31",
-                    gateway, rail_routes[r], FIRST_NIC_TABLE + r, fabric_route,
+                    gateway, rail_routes[r], FIRST_NIC_TABLE + r, fabric_route, cable.length_m,
                 ))
-            hosts.append(Host(name, None, group.pod if fabric.tiers == 3 else None, (), tuple(nics)))
+            hosts.append(Host(name, None, rail_pod(state, group.pod), (), tuple(nics), state.racks[name]))
         # One server's /31 is its own summary: an aggregate needs contributors longer than itself.
         if len(group.hosts) > 1:
             for r, leaf in enumerate(leaves):
