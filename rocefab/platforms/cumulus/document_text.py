@@ -44,30 +44,36 @@ class _Printed:
     Shared subtree's text per depth."""
 
     def __init__(self) -> None:
-        self.heads: dict[tuple[str, int], str] = {}
+        self.heads: dict[int, dict[str, str]] = {}  # by depth, then key
         self.values: dict[str, str] = {}
         self.shared: dict[tuple[int, int], str] = {}
 
-    def head(self, key: str, indent: int) -> str:
-        text = self.heads[key, indent] = f"{' ' * indent}{yaml_key(key)}:"
-        return text
+    def heads_at(self, indent: int) -> dict[str, str]:
+        found = self.heads.get(indent)
+        if found is None:
+            found = self.heads[indent] = {}
+        return found
 
     def value(self, value: str) -> str:
         text = self.values[value] = yaml_string(value)
         return text
 
 
+def _head(heads: dict[str, str], key: str, indent: int) -> str:
+    text = heads[key] = f"{' ' * indent}{yaml_key(key)}:"
+    return text
+
+
 def _walk(tree: dict[Any, Any], indent: int, printed: _Printed, out: list[str]) -> None:
     append = out.append
-    heads, values = printed.heads, printed.values
+    heads, values = printed.heads_at(indent), printed.values
     for key, value in tree.items():
         # strings only in the cache: True == 1 as a dict key, and must not print as 1
-        if type(key) is str:
-            head = heads.get((key, indent)) or printed.head(key, indent)
-        else:
-            head = f"{' ' * indent}{yaml_key(key)}:"
+        head = (heads.get(key) or _head(heads, key, indent)) if type(key) is str else f"{' ' * indent}{yaml_key(key)}:"
         kind = type(value)
-        if kind is dict:
+        if kind is str:
+            append(f"{head} {values.get(value) or printed.value(value)}\n")
+        elif kind is dict:
             if value:
                 append(head + "\n")
                 _walk(value, indent + 2, printed, out)
@@ -76,8 +82,6 @@ def _walk(tree: dict[Any, Any], indent: int, printed: _Printed, out: list[str]) 
         elif kind is Shared and value:
             append(head + "\n")
             _walk_shared(value, indent + 2, printed, out)
-        elif kind is str:
-            append(f"{head} {values.get(value) or printed.value(value)}\n")
         elif kind is int:
             append(f"{head} {value}\n")
         else:
