@@ -3,12 +3,13 @@
 Forked workers inherit the plan instead of receiving it pickled, render a share of the devices each and
 write those files themselves; only their manifest entries travel back. Shares are dealt round-robin, so every
 worker gets its part of the expensive switches and the cheap hosts alike. The largest fabric-wide artifacts (the
-monitoring folder, the bandwidth tests) are tasks of their own, and so is each part of plan/; meanwhile this
-process renders and writes the other fabric-wide artifacts. A first render queues the artifacts' tasks before the
-devices', and so does a render of an edited intent (the intent's hash is in the artifacts' key). A re-render of
-the same intent (the folder's manifest has input keys, see input_keys.py) renders or keeps the devices first,
-since their keys decide which of the rest changed. plan/'s parts follow the devices either way, their keys
-being made of the devices'. The folder is the same, byte for byte, as a serial render's.
+monitoring folder, the bandwidth tests) are tasks of their own, keyed by the fabric's topology; so are the other
+fabric-wide artifacts together, and each part of plan/. This process runs the plan's checks meanwhile and hands
+out the tasks. A first render queues the fabric-wide tasks before the devices', and a render of an edited intent
+the artifacts keyed by the intent's hash. A re-render of the same intent (the folder's manifest has input keys,
+see input_keys.py) renders or keeps the devices first, since their keys decide which of the rest changed.
+plan/'s parts follow the devices either way, their keys being made of the devices'. The folder is the same,
+byte for byte, as a serial render's.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 from rocefab.models.findings import Finding
@@ -141,6 +142,15 @@ def _topology_part(folder: Path, part: str, key: str | None) -> list[Entry]:
     return topology_part(folder, _plan, part, key, _unchanged)
 
 
+def _render_rest(folder: Path) -> tuple[list[Entry], FabricSummary]:
+    """In a worker: the fabric-wide files but plan/'s parts and PARTS, and the summary summary.json is made of
+    (summary.md is made of it too, once every device's lines are counted)."""
+    assert _plan is not None
+    summary = fabric_summary(_plan)
+    return write_files(folder, fabric_files(_plan, with_plan=False, summary=summary, leave_out=PARTS),
+                       _unchanged), summary
+
+
 Checks = Callable[[], Sequence[Finding]]
 
 
@@ -212,8 +222,7 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
     global _plan, _unchanged, _leave_out, _parts
     _plan, _unchanged, _leave_out, _parts = plan, unchanged, leave_out, plan_parts(plan)
     try:
-        with (ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool,
-              ThreadPoolExecutor(1) as here):
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             def part_tasks(keys: dict[str, str]) -> list[Future[tuple[Filled, Links]]]:
                 """plan/'s parts in their order, handed out largest first (the part outside any pod holds the
                 super-spines and their links), so that no worker is left with a large one at the end."""
@@ -222,17 +231,18 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
                          for i in largest_first}
                 return [tasks[i] for i in range(len(_parts))]
 
-            # What goes to the workers first. A render into a folder whose manifest has no topology key (a first
-            # render): monitoring and the bandwidth tests, the largest fabric-wide parts, then small shares of
-            # the devices, which let the workers even out while this process writes the other artifacts. Else
-            # the devices first, as their keys tell whether those parts changed (a measured cable or one
-            # switch's raw lines leave them as they are), then plan/'s parts (their keys are made of the
-            # devices'), then PARTS when their topology key changed. The other fabric-wide artifacts are made here
-            # meanwhile on a first render or one of another intent (its hash is in their key); on a re-render
-            # of the same intent, once the devices' keys tell whether they changed.
+            # What goes to the workers first. On a first render (no topology key in the folder's manifest):
+            # monitoring and the bandwidth tests, the largest fabric-wide parts. On a first render or one of
+            # another intent (its hash is in their key): the other fabric-wide artifacts. Then small shares of the
+            # devices, which let the workers even out; plan/'s parts once the devices' keys are in (theirs are
+            # made of them). PARTS when their topology key changed (a measured cable or one switch's raw lines
+            # leave it as it is), and on a re-render of the same intent the other fabric-wide artifacts when the
+            # devices' keys changed, once those keys are known. This process runs the plan's checks meanwhile,
+            # and hands out the next tasks as soon as what they need is in.
             fabric_first = not unchanged.inputs or unchanged.intent_sha256 != plan.source.intent_sha256
             parts_first = not all(own in unchanged.inputs for own in PARTS.values())
             early = {name: pool.submit(_topology_part, folder, name, None) for name in PARTS} if parts_first else {}
+            rest = pool.submit(_render_rest, folder) if fabric_first else None
             shares = SHARES_PER_WORKER * workers
             tasks = [pool.submit(_render_share, folder, range(k, count, shares)) for k in range(shares)]
             try:
@@ -240,18 +250,11 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
             except BaseException:
                 # the pool would otherwise run every queued task before letting go
                 cancels = [t.cancel for t in early.values()] + [t.cancel for t in tasks]
+                if rest is not None:
+                    cancels.append(rest.cancel)
                 for cancel in cancels:
                     cancel()
                 raise
-            summary = fabric_summary(plan)
-
-            def render() -> list[Entry]:
-                return write_files(folder, fabric_files(plan, with_plan=False, summary=summary, leave_out=PARTS),
-                                   unchanged)
-
-            # while the workers render the devices, on a thread: this process hands the workers plan/'s parts as
-            # soon as the devices' keys are in, not once it is done with these
-            fabric = here.submit(render) if fabric_first else None
             made: list[Entry] = []
             made_keys: dict[str, str] = {}
             shapes: dict[str, str] = {}
@@ -264,7 +267,7 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
                 rendered += share.filled.rendered
             device_keys = dict(made_keys)
             # a re-render: whether the fabric-wide files are as written is read in a worker beside the parts
-            intact = pool.submit(_intact_fabric) if not fabric_first else None
+            intact = pool.submit(_intact_fabric) if rest is None else None
             links = []
             for part_task in part_tasks(device_keys):  # quick: a part kept is its links' repr and a hash
                 finished, digests = part_task.result()
@@ -274,17 +277,25 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
             topology = topology_key(plan, leave_out, shapes, _all_links(d.shape for d in links))
             late = {} if parts_first else {name: pool.submit(_topology_part, folder, name, topology)
                                             for name in PARTS}
-            for name, own in PARTS.items():
-                made += (early or late)[name].result()
-                made_keys[own] = topology
             whole = _all_links(d.whole for d in links)
-            if fabric is not None:
-                made += fabric.result()
+            summaries: list[FabricSummary] = []
+
+            def render() -> list[Entry]:
+                entries, summary = (rest or pool.submit(_render_rest, folder)).result()
+                summaries.append(summary)
+                return entries
+
+            if rest is not None:
+                made += render()
                 made_keys["fabric"] = fabric_key(plan, leave_out, device_keys, whole)
             else:
                 assert intact is not None
                 made += _fabric(plan, unchanged, leave_out, device_keys, whole, render, intact.result)
                 made_keys["fabric"] = device_keys["fabric"]
+            for name, own in PARTS.items():
+                made += (early or late)[name].result()
+                made_keys[own] = topology
+            summary = summaries[0] if summaries else fabric_summary(plan)  # kept: summary.md needs it still
             return Filled(made, made_keys, tuple(rendered)), summary, findings
     finally:
         _plan = _unchanged = None
