@@ -133,12 +133,10 @@ def topology_part(folder: Path, plan: FabricPlan, part: str, key: str, unchanged
     return kept if kept is not None else write_files(folder, fabric_part(plan, part), unchanged)
 
 
-def _topology_part(folder: Path, part: str, key: str | None) -> list[Entry]:
-    """In a worker: a part of PARTS rendered (`key` None: a first render, queued before any key is known) or
-    kept by its key."""
+def _topology_part(folder: Path, part: str, key: str) -> list[Entry]:
+    """In a worker: one of PARTS, kept by its topology key or rendered (`key` "" on a first render, queued before
+    any key is known: nothing is kept by it)."""
     assert _plan is not None
-    if key is None:
-        return write_files(folder, fabric_part(_plan, part), _unchanged)
     return topology_part(folder, _plan, part, key, _unchanged)
 
 
@@ -241,7 +239,7 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
             # and hands out the next tasks as soon as what they need is in.
             fabric_first = not unchanged.inputs or unchanged.intent_sha256 != plan.source.intent_sha256
             parts_first = not all(own in unchanged.inputs for own in PARTS.values())
-            early = {name: pool.submit(_topology_part, folder, name, None) for name in PARTS} if parts_first else {}
+            early = {name: pool.submit(_topology_part, folder, name, "") for name in PARTS} if parts_first else {}
             rest = pool.submit(_render_rest, folder) if fabric_first else None
             shares = SHARES_PER_WORKER * workers
             tasks = [pool.submit(_render_share, folder, range(k, count, shares)) for k in range(shares)]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -61,16 +62,17 @@ class Unchanged:
 
     def keep_part(self, path: str, key: str) -> list[Entry] | None:
         """`keep` for one fabric-wide file with a key of its own (a part of plan/), named by its path."""
-        if not key or self.inputs.get(path) != key:
-            return None
-        return self._intact([e for e in self.previous.get("fabric", ()) if e.path == path])
+        return self._keep_fabric(path, key, path.__eq__)
 
     def keep_folder(self, folder: str, key: str) -> list[Entry] | None:
         """`keep` for a fabric-wide folder with a key of its own (monitoring/, bandwidth-tests/), named by its path
         with a trailing '/'."""
-        if not key or self.inputs.get(folder) != key:
+        return self._keep_fabric(folder, key, lambda path: path.startswith(folder))
+
+    def _keep_fabric(self, name: str, key: str, holds: Callable[[str], bool]) -> list[Entry] | None:
+        if not key or self.inputs.get(name) != key:
             return None
-        return self._intact([e for e in self.previous.get("fabric", ()) if e.path.startswith(folder)])
+        return self._intact([e for e in self.previous.get("fabric", ()) if holds(e.path)])
 
     def _intact(self, entries: list[Entry]) -> list[Entry] | None:
         if not entries:
