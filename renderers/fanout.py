@@ -104,21 +104,24 @@ class Links:
     whole: str
 
 
-def plan_part(folder: Path, part: PlanPart, device_keys: dict[str, str],
-              unchanged: Unchanged | None) -> tuple[Filled, Links]:
-    """One of plan/'s parts (plan_parts.py), kept when its key is the previous render's and the file is as that
-    render wrote it; `device_keys` holds the key of each of its devices. Also returns its links' digests, which
-    the fabric-wide files' keys are made of."""
+def part_links(part: PlanPart) -> Links:
+    """The digests of a part's links, which its key and the fabric-wide files' keys are made of."""
     shape = links_digest(part.links)
-    links = Links(shape, hashlib.sha256(f"{shape}\0{links_cables_digest(part.links)}".encode()).hexdigest())
+    return Links(shape, hashlib.sha256(f"{shape}\0{links_cables_digest(part.links)}".encode()).hexdigest())
+
+
+def plan_part(folder: Path, part: PlanPart, device_keys: dict[str, str], links: Links,
+              unchanged: Unchanged | None) -> Filled:
+    """One of plan/'s parts (plan_parts.py), kept when its key is the previous render's and the file is as that
+    render wrote it; `device_keys` holds the key of each of its devices, `links` its links' digests."""
     key = part.key(code_fingerprint(), device_keys, links.whole)
     kept = unchanged.keep_part(part.path, key) if unchanged is not None else None
     entries = kept if kept is not None else write_files(folder, plan_part_files([part]), unchanged)
-    return Filled(entries, {part.path: key}), links
+    return Filled(entries, {part.path: key})
 
 
-def _render_plan_part(folder: Path, index: int, device_keys: dict[str, str]) -> tuple[Filled, Links]:
-    return plan_part(folder, _parts[index], device_keys, _unchanged)
+def _render_plan_part(folder: Path, index: int, device_keys: dict[str, str], links: Links) -> Filled:
+    return plan_part(folder, _parts[index], device_keys, links, _unchanged)
 
 
 def _all_links(digests: Iterable[str]) -> str:
@@ -192,12 +195,12 @@ def _fill_serially(plan: FabricPlan, folder: Path, unchanged: Unchanged, checks:
     devices = render_devices(folder, plan, range(len(plan.switches) + len(plan.hosts)), leave_out, unchanged)
     filled = devices.filled
     device_keys = dict(filled.inputs)
-    links = []
-    for part in plan_parts(plan):
-        done, digests = plan_part(folder, part, device_keys, unchanged)
+    parts = plan_parts(plan)
+    links = [part_links(part) for part in parts]
+    for part, digests in zip(parts, links, strict=True):
+        done = plan_part(folder, part, device_keys, digests, unchanged)
         filled.entries.extend(done.entries)
         filled.inputs.update(done.inputs)
-        links.append(digests)
     topology = topology_key(plan, leave_out, devices.shapes, _all_links(d.shape for d in links))
     for name, own in PARTS.items():
         filled.entries.extend(topology_part(folder, plan, name, topology, unchanged))
@@ -221,11 +224,12 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
     _plan, _unchanged, _leave_out, _parts = plan, unchanged, leave_out, plan_parts(plan)
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            def part_tasks(keys: dict[str, str]) -> list[Future[tuple[Filled, Links]]]:
+            def part_tasks(keys: dict[str, str], links: list[Links]) -> list[Future[Filled]]:
                 """plan/'s parts in their order, handed out largest first (the part outside any pod holds the
                 super-spines and their links), so that no worker is left with a large one at the end."""
                 largest_first = sorted(range(len(_parts)), key=lambda i: -len(_parts[i].links))
-                tasks = {i: pool.submit(_render_plan_part, folder, i, {d.name: keys[d.name] for d in _parts[i].devices})
+                tasks = {i: pool.submit(_render_plan_part, folder, i, {d.name: keys[d.name] for d in _parts[i].devices},
+                                        links[i])
                          for i in largest_first}
                 return [tasks[i] for i in range(len(_parts))]
 
@@ -253,6 +257,7 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
                 for cancel in cancels:
                     cancel()
                 raise
+            links = [part_links(part) for part in _parts]  # here, while the workers render the devices
             made: list[Entry] = []
             made_keys: dict[str, str] = {}
             shapes: dict[str, str] = {}
@@ -264,17 +269,16 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
                 shapes.update(share.shapes)
                 rendered += share.filled.rendered
             device_keys = dict(made_keys)
-            # a re-render: whether the fabric-wide files are as written is read in a worker beside the parts
-            intact = pool.submit(_intact_fabric) if rest is None else None
-            links = []
-            for part_task in part_tasks(device_keys):  # quick: a part kept is its links' repr and a hash
-                finished, digests = part_task.result()
-                made += finished.entries
-                made_keys.update(finished.inputs)
-                links.append(digests)
+            # the topology key as soon as the devices' shapes are in: PARTS kept or rendered beside plan/'s parts
             topology = topology_key(plan, leave_out, shapes, _all_links(d.shape for d in links))
             late = {} if parts_first else {name: pool.submit(_topology_part, folder, name, topology)
                                             for name in PARTS}
+            # a re-render: whether the fabric-wide files are as written is read in a worker beside the parts
+            intact = pool.submit(_intact_fabric) if rest is None else None
+            for part_task in part_tasks(device_keys, links):  # quick: a part kept is a hash of its file
+                finished = part_task.result()
+                made += finished.entries
+                made_keys.update(finished.inputs)
             whole = _all_links(d.whole for d in links)
             summaries: list[FabricSummary] = []
 
