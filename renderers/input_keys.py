@@ -32,7 +32,7 @@ from typing import Any, cast
 
 import rocefab
 from rocefab.renderers.plan import FabricPlan, Host, HostProfile, Link, Switch, cable_values
-from rocefab.renderers.services import RawLines
+from rocefab.renderers.services import RawLines, SiteServices
 
 _PACKAGE = Path(rocefab.__file__).parent  # models/, renderers/, templates/ ... are in it (links in a checkout)
 _SKIPPED = {"__pycache__"}
@@ -78,11 +78,17 @@ def _narrowed(view: FabricPlan, device: Switch | Host) -> FabricPlan:
     services = view.services
     if services is not None:
         mine = services.raw(device.platform, device.role.value)
-        lines: dict[str, Any] = {f.name: RawLines() for f in fields(services) if f.name.startswith("raw_")}
+        services = _without_raw_lines(services)
         if mine:
-            lines[f"raw_{device.platform}"] = RawLines(**{device.role.value: mine})
-        services = replace(services, **lines)
+            own: dict[str, Any] = {f"raw_{device.platform}": RawLines(**{device.role.value: mine})}
+            services = replace(services, **own)
     return replace(view, services=services, host_profile=cast(HostProfile, None))
+
+
+def _without_raw_lines(services: SiteServices) -> SiteServices:
+    """The services with no raw line for any platform or role."""
+    lines: dict[str, Any] = {f.name: RawLines() for f in fields(services) if f.name.startswith("raw_")}
+    return replace(services, **lines)
 
 
 def render_base(view: FabricPlan, leave_out: Collection[str]) -> bytes:
@@ -156,10 +162,7 @@ def topology_view(plan: FabricPlan) -> FabricPlan:
     """The part of `plan` the topology key covers besides the devices and links: the device view without the
     services' raw lines, which only the switches they are for print."""
     view = device_view(plan)
-    if view.services is None:
-        return view
-    lines: dict[str, Any] = {f.name: RawLines() for f in fields(view.services) if f.name.startswith("raw_")}
-    return replace(view, services=replace(view.services, **lines))
+    return view if view.services is None else replace(view, services=_without_raw_lines(view.services))
 
 
 def topology_key(plan: FabricPlan, leave_out: Collection[str], shapes: dict[str, str], links: str) -> str:
