@@ -19,6 +19,7 @@ import multiprocessing
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from rocefab.models.findings import Finding
 from rocefab.renderers.input_keys import (
@@ -110,18 +111,21 @@ def part_links(part: PlanPart) -> Links:
     return Links(shape, hashlib.sha256(f"{shape}\0{links_cables_digest(part.links)}".encode()).hexdigest())
 
 
-def plan_part(folder: Path, part: PlanPart, device_keys: dict[str, str], links: Links,
-              unchanged: Unchanged | None) -> Filled:
-    """One of plan/'s parts (plan_parts.py), kept when its key is the previous render's and the file is as that
-    render wrote it; `device_keys` holds the key of each of its devices, `links` its links' digests."""
-    key = part.key(code_fingerprint(), device_keys, links.whole)
+def part_key(part: PlanPart, device_keys: dict[str, str], links: Links) -> str:
+    """The key of one of plan/'s parts: made of its devices' keys (`device_keys` holds at least those) and its
+    links' digests."""
+    return part.key(code_fingerprint(), device_keys, links.whole)
+
+
+def plan_part(folder: Path, part: PlanPart, key: str, unchanged: Unchanged | None) -> list[Entry]:
+    """One of plan/'s parts (plan_parts.py), kept when its key (`part_key`) is the previous render's and the file
+    is as that render wrote it, else written; `key` "" on a first render, where nothing is kept by key."""
     kept = unchanged.keep_part(part.path, key) if unchanged is not None else None
-    entries = kept if kept is not None else write_files(folder, plan_part_files([part]), unchanged)
-    return Filled(entries, {part.path: key})
+    return kept if kept is not None else write_files(folder, plan_part_files([part]), unchanged)
 
 
-def _render_plan_part(folder: Path, index: int, device_keys: dict[str, str], links: Links) -> Filled:
-    return plan_part(folder, _parts[index], device_keys, links, _unchanged)
+def _plan_part(folder: Path, index: int, key: str) -> list[Entry]:
+    return plan_part(folder, _parts[index], key, _unchanged)
 
 
 def _all_links(digests: Iterable[str]) -> str:
@@ -198,9 +202,8 @@ def _fill_serially(plan: FabricPlan, folder: Path, unchanged: Unchanged, checks:
     parts = plan_parts(plan)
     links = [part_links(part) for part in parts]
     for part, digests in zip(parts, links, strict=True):
-        done = plan_part(folder, part, device_keys, digests, unchanged)
-        filled.entries.extend(done.entries)
-        filled.inputs.update(done.inputs)
+        key = filled.inputs[part.path] = part_key(part, device_keys, digests)
+        filled.entries.extend(plan_part(folder, part, key, unchanged))
     topology = topology_key(plan, leave_out, devices.shapes, _all_links(d.shape for d in links))
     for name, own in PARTS.items():
         filled.entries.extend(topology_part(folder, plan, name, topology, unchanged))
@@ -224,38 +227,38 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
     _plan, _unchanged, _leave_out, _parts = plan, unchanged, leave_out, plan_parts(plan)
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            def part_tasks(keys: dict[str, str], links: list[Links]) -> list[Future[Filled]]:
+            def part_tasks(keys: list[str]) -> list[Future[list[Entry]]]:
                 """plan/'s parts in their order, handed out largest first (the part outside any pod holds the
                 super-spines and their links), so that no worker is left with a large one at the end."""
                 largest_first = sorted(range(len(_parts)), key=lambda i: -len(_parts[i].links))
-                tasks = {i: pool.submit(_render_plan_part, folder, i, {d.name: keys[d.name] for d in _parts[i].devices},
-                                        links[i])
-                         for i in largest_first}
+                tasks = {i: pool.submit(_plan_part, folder, i, keys[i]) for i in largest_first}
                 return [tasks[i] for i in range(len(_parts))]
 
             # What goes to the workers first. On a first render (no topology key in the folder's manifest):
             # monitoring and the bandwidth tests, the largest fabric-wide parts. On a first render or one of
-            # another intent (its hash is in their key): the other fabric-wide artifacts. Then small shares of the
-            # devices, which let the workers even out; plan/'s parts once the devices' keys are in (theirs are
+            # another intent (its hash is in their key): the other fabric-wide artifacts. Then shares of the
+            # devices, and on a first render (no part's key in the manifest) plan/'s parts, which are small and
+            # let the workers even out; on a re-render, plan/'s parts once the devices' keys are in (theirs are
             # made of them). PARTS when their topology key changed (a measured cable or one switch's raw lines
             # leave it as it is), and on a re-render of the same intent the other fabric-wide artifacts when the
             # devices' keys changed, once those keys are known. This process runs the plan's checks meanwhile,
-            # and hands out the next tasks as soon as what they need is in.
+            # works out the keys and hands out the next tasks as soon as what they need is in.
             fabric_first = not unchanged.inputs or unchanged.intent_sha256 != plan.source.intent_sha256
             parts_first = not all(own in unchanged.inputs for own in PARTS.values())
             early = {name: pool.submit(_topology_part, folder, name, "") for name in PARTS} if parts_first else {}
             rest = pool.submit(_render_rest, folder) if fabric_first else None
             shares = SHARES_PER_WORKER * workers
             tasks = [pool.submit(_render_share, folder, range(k, count, shares)) for k in range(shares)]
+            # nothing of plan/ can be kept by a key the manifest does not hold
+            parts_early = not any(part.path in unchanged.inputs for part in _parts)
+            early_parts = part_tasks([""] * len(_parts)) if parts_early else []
             try:
                 findings = checks()  # while the workers render; what they wrote stays in staging if this raises
             except BaseException:
                 # the pool would otherwise run every queued task before letting go
-                cancels = [t.cancel for t in early.values()] + [t.cancel for t in tasks]
-                if rest is not None:
-                    cancels.append(rest.cancel)
-                for cancel in cancels:
-                    cancel()
+                queued: list[Future[Any]] = [*early.values(), *tasks, *early_parts]
+                for task in queued if rest is None else [*queued, rest]:
+                    task.cancel()
                 raise
             links = [part_links(part) for part in _parts]  # here, while the workers render the devices
             made: list[Entry] = []
@@ -275,10 +278,11 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
                                             for name in PARTS}
             # a re-render: whether the fabric-wide files are as written is read in a worker beside the parts
             intact = pool.submit(_intact_fabric) if rest is None else None
-            for part_task in part_tasks(device_keys, links):  # quick: a part kept is a hash of its file
-                finished = part_task.result()
-                made += finished.entries
-                made_keys.update(finished.inputs)
+            part_keys = [part_key(part, device_keys, digests) for part, digests in zip(_parts, links, strict=True)]
+            # quick on a re-render: a part kept is a hash of its file
+            for part, key, part_task in zip(_parts, part_keys, early_parts or part_tasks(part_keys), strict=True):
+                made += part_task.result()
+                made_keys[part.path] = key
             whole = _all_links(d.whole for d in links)
             summaries: list[FabricSummary] = []
 
