@@ -8,6 +8,7 @@ import copy
 import re
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from conftest import EXAMPLES, INTENTS, ROOT, TEST_VERSION, example_plan, needs_
 from rocefab.deploy.verify.doctor import OVERSUBSCRIBED, RETRANSMISSIONS, RULES
 from rocefab.platforms import unit
 from rocefab.renderers.monitoring import render_monitoring, text_of
-from rocefab.renderers.monitoring.plan_series import PORT_INFO, plan_series
+from rocefab.renderers.monitoring.plan_series import PORT_INFO, _line, plan_series, write_plan_series
 from rocefab.renderers.monitoring.rule_tests import cases
 from rocefab.renderers.pipeline import check_file
 from rocefab.renderers.plan import FabricPlan
@@ -406,3 +407,32 @@ def test_promtool_accepts_every_shard(tmp_path: Path) -> None:
         lint = _promtool(folder, "check", "metrics",
                          stdin=(folder / "textfile" / "rocefab_plan.prom").read_text(encoding="utf-8"))
         assert lint.returncode == 0, (folder.name, lint.stdout[-2000:] + lint.stderr[-2000:])
+
+
+def _odd_values(plan: FabricPlan) -> FabricPlan:
+    """`plan` with label values the textfile must escape or leave out on a switch and on a host: a port name
+    with a quote and a backslash, a BGP session with neither address nor interface, a NIC's netdev with a line
+    break and a NIC whose switch port is not named."""
+    sw = next(s for s in plan.switches if s.ports and s.bgp.neighbors)
+    port, neighbor = sw.ports[0], sw.bgp.neighbors[0]
+    odd_sw = replace(sw, ports=(replace(port, name='swp"1\\x'), *sw.ports[1:]),
+                     bgp=replace(sw.bgp, neighbors=(replace(neighbor, address=None, interface=None),
+                                                    *sw.bgp.neighbors[1:])))
+    switches = tuple(odd_sw if s is sw else s for s in plan.switches)
+    host = next((h for h in plan.hosts if h.nics), None)
+    if host is None:
+        return replace(plan, switches=switches)
+    nic = host.nics[0]
+    odd_host = replace(host, nics=(replace(nic, netdev="en\np0", port=""), *host.nics[1:]))
+    return replace(plan, switches=switches, hosts=tuple(odd_host if h is host else h for h in plan.hosts))
+
+
+@pytest.mark.parametrize("name", ["cluster1024-rail", "tor128-3tier"])
+def test_the_textfile_prints_each_series_as_its_line_does_odd_values_too(name: str) -> None:
+    """The textfile, printed a device at a time, is `_line` of each of plan_series' series: on the plan as it
+    is, and with values that need escaping or leaving out, which those devices' lines print one by one."""
+    for plan in (example_plan(name), _odd_values(example_plan(name))):
+        out: list[str] = []
+        write_plan_series(plan, [], out.append)
+        assert _series_lines("".join(out)) == [_line(s.name, s.values, s.value) for s in plan_series(plan)]
+    assert 'port="swp\\"1\\\\x"' in "".join(out)

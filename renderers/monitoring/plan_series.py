@@ -9,6 +9,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
+from itertools import repeat
 from typing import NamedTuple
 
 from rocefab.renderers.monitoring.exporters import oc_queue_name
@@ -212,19 +213,124 @@ def host_series(host: Host) -> int:
     return sum(2 + len(bond.members) for bond in host.bonds) + 3 * len(host.nics)
 
 
+def _plain(texts: list[str]) -> bool:
+    """Whether each of `texts` prints as it is: none empty (an empty label is left out) and none with a character
+    to escape. Asked once for a device's varying label values: names and addresses always print as they are."""
+    if "" in texts:
+        return False
+    joined = "".join(texts)
+    return "\\" not in joined and '"' not in joined and "\n" not in joined
+
+
+def _baked(name: str, values: tuple[str | None, ...]) -> str:
+    """The line format of one device's series `name`: the label values given here are the same on each of its
+    lines, and printed into the format (escaped, or left out when empty); each None is a %s for a value that
+    `_plain` passed, and the series' value a %d."""
+    labels = [f'{key}="%s"' if value is None else f'{key}="{_escape(value).replace("%", "%%")}"'
+              for key, value in zip(LABELS[name], values, strict=True) if value != ""]
+    return name + "{" + ",".join(labels) + "} %d"
+
+
+def _rows_text(name: str, rows: Iterable[Row]) -> list[str]:
+    return [_line(name, values, value) for values, value in rows]
+
+
+# The textfile's lines a device at a time, for the series of each port and session (nearly all of them): the
+# labels one device's lines share printed into one format, each line that format and a tuple of what varies.
+# What needs escaping or leaving out is printed by the makers and `_line` instead.
+
+def _switch_port_lines(plan: FabricPlan, sw: Switch, roles: dict[str, Role]) -> list[str]:
+    ports = sw.ports
+    names = [port.name for port in ports]
+    peers = [port.peer.device for port in ports]
+    far = [port.peer.port for port in ports]
+    kinds: list[str] = [port.role for port in ports]  # StrEnums: each prints as its value
+    if not _plain(names + peers + far + kinds):
+        return _rows_text(PORT_INFO, _switch_ports(plan, sw, roles))
+    pod, rail = _placement(sw.pod, sw.rail)
+    form = _baked(PORT_INFO, (sw.name, None, None, None, sw.role.value, None, pod, rail))
+    return [form % line for line in zip(names, peers, far, kinds, repeat(1))]
+
+
+def _switch_speed_lines(plan: FabricPlan, sw: Switch, roles: dict[str, Role]) -> list[str]:
+    names = [port.name for port in sw.ports]
+    if not _plain(names):
+        return _rows_text(PORT_SPEED, _switch_speeds(plan, sw, roles))
+    form = _baked(PORT_SPEED, (sw.name, None))
+    return [form % (port.name, port.speed_gbps * 125_000_000) for port in sw.ports]
+
+
+def _session_lines(plan: FabricPlan, sw: Switch, roles: dict[str, Role]) -> list[str]:
+    neighbors = sw.bgp.neighbors
+    direction = _directions(sw, roles)
+    addresses = [n.address or n.interface or "" for n in neighbors]
+    peers = [n.peer_device for n in neighbors]
+    directions = [direction[roles.get(peer)] for peer in peers]
+    if not _plain(addresses + peers + directions):
+        return _rows_text(BGP_SESSION, _sessions(plan, sw, roles))
+    pod, rail = _placement(sw.pod, sw.rail)
+    form = _baked(BGP_SESSION, (sw.name, None, None, None, sw.role.value, pod, rail))
+    return [form % line for line in zip(addresses, peers, directions, repeat(1))]
+
+
+def _host_port_lines(host: Host) -> list[str]:
+    nics = host.nics
+    rails = ["" if nic.rail is None else str(nic.rail) for nic in nics]
+    if host.bonds or not _plain([*(n.rdma_device for n in nics), *(n.netdev for n in nics),
+                                 *(n.switch for n in nics), *(n.port for n in nics), *rails]):
+        return _rows_text(PORT_INFO, _host_ports(host))
+    form = _baked(PORT_INFO, (host.name, None, None, None, "host", None, _placement(host.pod, None)[0], None))
+    lines: list[str] = []
+    for nic, rail in zip(nics, rails, strict=True):
+        lines += (form % (nic.rdma_device, nic.switch, nic.port, "rdma", rail, 1),
+                  form % (nic.netdev, nic.switch, nic.port, "nic", rail, 1))
+    return lines
+
+
+def _host_speed_lines(host: Host) -> list[str]:
+    devices = [nic.rdma_device for nic in host.nics]
+    if host.bonds or not _plain(devices):
+        return _rows_text(PORT_SPEED, _host_speeds(host))
+    form = _baked(PORT_SPEED, (host.name, None))
+    return [form % (nic.rdma_device, nic.speed_gbps * 125_000_000) for nic in host.nics]
+
+
+def _other_lines(name: str) -> Callable[[FabricPlan, Switch, dict[str, Role]], list[str]]:
+    maker = _MAKERS[name][0]
+    return lambda plan, sw, roles: _rows_text(name, maker(plan, sw, roles))
+
+
+SwitchLines = Callable[[FabricPlan, Switch, dict[str, Role]], list[str]]
+HostLines = Callable[[Host], list[str]]
+_LINES: dict[str, tuple[SwitchLines, HostLines | None]] = {
+    PORT_INFO: (_switch_port_lines, _host_port_lines),
+    PORT_SPEED: (_switch_speed_lines, _host_speed_lines),
+    BGP_SESSION: (_session_lines, None),
+    ECMP_PATHS: (_other_lines(ECMP_PATHS), None),
+    LOSSLESS_QUEUE: (_other_lines(LOSSLESS_QUEUE), None),
+}
+
+
 def write_plan_series(plan: FabricPlan, header: list[str], emit: Callable[[str], None],
                       switches: Sequence[Switch] | None = None, hosts: Sequence[Host] | None = None) -> None:
     """The textfile: every series of the plan (of `switches` and `hosts`, a shard's, where given) under its HELP
     and TYPE lines, given to `emit` in pieces."""
     emit("".join(f"# {line}\n" for line in header))
+    roles = {sw.name: sw.role for sw in plan.switches}
     for name in _MAKERS:
         emit(f"# HELP {name} {HELP[name]}\n# TYPE {name} gauge\n")
-        rows: list[str] = []
-        for values, value in _named(plan, name, plan.switches if switches is None else switches,
-                                    plan.hosts if hosts is None else hosts):  # no Series: 1.7 million of them
-            rows.append(_line(name, values, value))
-            if len(rows) == 8192:
-                emit("\n".join(rows) + "\n")
-                rows.clear()
-        if rows:
-            emit("\n".join(rows) + "\n")
+        of_switch, of_host = _LINES[name]
+        lines: list[str] = []  # no Series: 1.7 million of them
+        for sw in plan.switches if switches is None else switches:
+            lines += of_switch(plan, sw, roles)
+            if len(lines) >= 8192:
+                emit("\n".join(lines) + "\n")
+                lines.clear()
+        if of_host is not None:
+            for host in plan.hosts if hosts is None else hosts:
+                lines += of_host(host)
+                if len(lines) >= 8192:
+                    emit("\n".join(lines) + "\n")
+                    lines.clear()
+        if lines:
+            emit("\n".join(lines) + "\n")
