@@ -159,12 +159,12 @@ def _render_rest(folder: Path) -> tuple[list[Entry], FabricSummary]:
 Checks = Callable[[], Sequence[Finding]]
 
 
-def _fill(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int, min_devices: int,
-          checks: Checks, leave_out: frozenset[str]) -> Filled:
-    filled, summary, findings = _fill_files(plan, folder, unchanged, jobs, min_devices, checks, leave_out)
-    lines = device_lines((e.device, e.lines) for e in filled.entries)
-    summary_md = write_files(folder, [summary_file(plan, lines, findings, summary)], unchanged)
-    return Filled(filled.entries + summary_md, filled.inputs, filled.rendered)
+def _summary_md(folder: Path, plan: FabricPlan, entries: list[Entry], findings: Sequence[Finding],
+                summary: FabricSummary, unchanged: Unchanged) -> list[Entry]:
+    """summary.md, made anew each render: it lists the findings and counts the lines of the devices' files
+    (`entries` holds those of every device; fabric-wide ones are not counted)."""
+    lines = device_lines((e.device, e.lines) for e in entries)
+    return write_files(folder, [summary_file(plan, lines, findings, summary)], unchanged)
 
 
 FabricFiles = Callable[[], list[Entry]]
@@ -193,7 +193,7 @@ def _intact_fabric() -> list[Entry] | None:
 
 
 def _fill_serially(plan: FabricPlan, folder: Path, unchanged: Unchanged, checks: Checks,
-                   leave_out: frozenset[str]) -> tuple[Filled, FabricSummary, Sequence[Finding]]:
+                   leave_out: frozenset[str]) -> Filled:
     findings = checks()
     summary = fabric_summary(plan)
     devices = render_devices(folder, plan, range(len(plan.switches) + len(plan.hosts)), leave_out, unchanged)
@@ -212,13 +212,14 @@ def _fill_serially(plan: FabricPlan, folder: Path, unchanged: Unchanged, checks:
                                   lambda: write_files(folder, fabric_files(plan, with_plan=False, summary=summary,
                                                                            leave_out=PARTS), unchanged)))
     filled.inputs["fabric"] = device_keys["fabric"]
-    return filled, summary, findings
+    filled.entries.extend(_summary_md(folder, plan, filled.entries, findings, summary, unchanged))
+    return filled
 
 
-def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int, min_devices: int,
-                checks: Checks, leave_out: frozenset[str]) -> tuple[Filled, FabricSummary, Sequence[Finding]]:
-    """Every file but summary.md, the input keys, the summary that summary.json and summary.md are both made
-    from (made after the fork, so the workers need not wait for it), and what `checks` found."""
+def _fill(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int, min_devices: int,
+          checks: Checks, leave_out: frozenset[str]) -> Filled:
+    """Every file and the input keys. The summary that summary.json and summary.md are both made from is made
+    after the fork, so the workers need not wait for it."""
     count = len(plan.switches) + len(plan.hosts)
     workers = min(jobs, count)
     if workers < 2 or count < min_devices or "fork" not in multiprocessing.get_all_start_methods():
@@ -229,8 +230,9 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             def part_tasks(keys: list[str]) -> list[Future[list[Entry]]]:
                 """plan/'s parts in their order, handed out largest first (the part outside any pod holds the
-                super-spines and their links), so that no worker is left with a large one at the end."""
-                largest_first = sorted(range(len(_parts)), key=lambda i: -len(_parts[i].links))
+                super-spines: few links of its own, but the most ports), so that no worker is left with a large
+                one at the end."""
+                largest_first = sorted(range(len(_parts)), key=lambda i: -_parts[i].size)
                 tasks = {i: pool.submit(_plan_part, folder, i, keys[i]) for i in largest_first}
                 return [tasks[i] for i in range(len(_parts))]
 
@@ -279,10 +281,7 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
             # a re-render: whether the fabric-wide files are as written is read in a worker beside the parts
             intact = pool.submit(_intact_fabric) if rest is None else None
             part_keys = [part_key(part, device_keys, digests) for part, digests in zip(_parts, links, strict=True)]
-            # quick on a re-render: a part kept is a hash of its file
-            for part, key, part_task in zip(_parts, part_keys, early_parts or part_tasks(part_keys), strict=True):
-                made += part_task.result()
-                made_keys[part.path] = key
+            part_results = early_parts or part_tasks(part_keys)
             whole = _all_links(d.whole for d in links)
             summaries: list[FabricSummary] = []
 
@@ -291,18 +290,26 @@ def _fill_files(plan: FabricPlan, folder: Path, unchanged: Unchanged, jobs: int,
                 summaries.append(summary)
                 return entries
 
+            summary_md: list[Entry] = []
             if rest is not None:
                 made += render()
                 made_keys["fabric"] = fabric_key(plan, leave_out, device_keys, whole)
-            else:
+                # every device's lines are counted and the summary is in: summary.md while the workers finish
+                summary_md = _summary_md(folder, plan, made, findings, summaries[0], unchanged)
+            for part, key, part_task in zip(_parts, part_keys, part_results, strict=True):
+                made += part_task.result()  # quick on a re-render: a part kept is a hash of its file
+                made_keys[part.path] = key
+            if rest is None:
                 assert intact is not None
                 made += _fabric(plan, unchanged, leave_out, device_keys, whole, render, intact.result)
                 made_keys["fabric"] = device_keys["fabric"]
             for name, own in PARTS.items():
                 made += (early or late)[name].result()
                 made_keys[own] = topology
-            summary = summaries[0] if summaries else fabric_summary(plan)  # kept: summary.md needs it still
-            return Filled(made, made_keys, tuple(rendered)), summary, findings
+            if rest is None:  # the summary of the files kept, or of those render() made
+                summary = summaries[0] if summaries else fabric_summary(plan)
+                summary_md = _summary_md(folder, plan, made, findings, summary, unchanged)
+            return Filled(made + summary_md, made_keys, tuple(rendered))
     finally:
         _plan = _unchanged = None
         _leave_out = frozenset()

@@ -39,6 +39,12 @@ class PlanPart:
         return part_path(self.pod)
 
     @property
+    def size(self) -> int:
+        """About how many lines of JSON the part's records print: its links, and its devices' ports and NICs."""
+        return (len(self.links) + sum(len(sw.ports) for sw in self.switches)
+                + sum(len(host.nics) + len(host.bonds) for host in self.hosts))
+
+    @property
     def devices(self) -> list[Switch | Host]:
         return [*self.switches, *self.hosts]
 

@@ -248,6 +248,7 @@ def render(
     if len(files.rendered) < devices:
         out.print(f"rendered {len(files.rendered)} of {devices} devices; the others' inputs are those their files "
                   f"were rendered from last time (per manifest.json), and the files are as written")
+    _done_at_once()
 
 
 @app.command()
@@ -288,5 +289,20 @@ app.command()(starter_commands.init)
 app.add_typer(starter_commands.examples_app, name="examples")
 
 
+_whole_process = False  # set by `main`: this process is the `rocefab` command, not a caller of `app`
+
+
+def _done_at_once() -> None:
+    """End the `rocefab` process here, all written and printed, without freeing the plan and the render's records
+    one by one on the way out (millions of objects for a large fabric: time spent on memory the process is
+    about to give back whole). A caller of `app` (the tests) returns as usual."""
+    if _whole_process:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+
 def main() -> None:
+    global _whole_process
+    _whole_process = True
     app()
