@@ -8,8 +8,9 @@ fabric-wide artifacts together, and each part of plan/. This process runs the pl
 out the tasks. A first render queues the fabric-wide tasks before the devices', and a render of an edited intent
 the artifacts keyed by the intent's hash. A re-render of the same intent (the folder's manifest has input keys,
 see input_keys.py) renders or keeps the devices first, since their keys decide which of the rest changed.
-plan/'s parts follow the devices either way, their keys being made of the devices'. The folder is the same,
-byte for byte, as a serial render's.
+plan/'s parts follow the devices, their keys being made of the devices' (on a first render, with no key to keep
+them by, they are queued at once, and this process works their keys out later). The folder is the same, byte
+for byte, as a serial render's.
 """
 
 from __future__ import annotations
