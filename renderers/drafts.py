@@ -12,7 +12,8 @@ from rocefab.models.intent import Intent
 from rocefab.models.resolve import ResolvedFabric, Role, SwitchSlot
 from rocefab.renderers.cable_lengths import Cables
 from rocefab.renderers.plan import BgpNeighbor, Endpoint, Lag, Link, LinkKind, Management, Mlag, Source, Svi, SwitchPort
-from rocefab.renderers.ports import AllocationError, PortAllocator
+from rocefab.renderers.port_paths import PortPaths, SharedAllocator
+from rocefab.renderers.ports import AllocationError
 
 
 class PlanningError(Exception):
@@ -31,7 +32,7 @@ class SwitchDraft:
     pair: str | None
     asn: int
     loopback: IPv4Address
-    allocator: PortAllocator
+    allocator: SharedAllocator
     ports: list[SwitchPort]
     lags: list[Lag]
     svis: list[Svi]
@@ -75,6 +76,7 @@ class PlanState:
     p2p_next: int = 0
     racks: dict[str, str] = field(default_factory=dict)
     cables: Cables | None = None
+    port_paths: PortPaths = field(default_factory=PortPaths)  # requests the switches of a model share
 
     def link(self, kind: LinkKind, a: Endpoint, b: Endpoint, speed_gbps: int) -> Link:
         """A new link, with its cable's medium and length, added to the plan's links."""
@@ -95,7 +97,8 @@ class PlanState:
         if m is not None:
             mgmt = Management(slot.model.spec.mgmt_interface,
                               f"{address(m.subnet, m.first_offset + index)}/{m.subnet.prefixlen}", str(m.gateway))
-        d = SwitchDraft(slot.name, slot.role, slot.model, slot.pair, slot.asn, lo, PortAllocator(slot.model, slot.name),
-                        [], [], [], [], [f"{lo}/32"], management=mgmt, pod=slot.pod, rail=slot.rail)
+        allocator = SharedAllocator(slot.model, slot.name, self.port_paths)
+        d = SwitchDraft(slot.name, slot.role, slot.model, slot.pair, slot.asn, lo, allocator, [], [], [], [],
+                        [f"{lo}/32"], management=mgmt, pod=slot.pod, rail=slot.rail)
         self.drafts[slot.name] = d
         return d

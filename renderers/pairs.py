@@ -23,7 +23,8 @@ from rocefab.renderers.plan import (
     Svi,
     SwitchPort,
 )
-from rocefab.renderers.ports import AllocationError, Port, PortAllocator
+from rocefab.renderers.port_paths import SharedAllocator
+from rocefab.renderers.ports import AllocationError, Port
 
 FIRST_HOST_OFFSET = 4  # in each VLAN slice: .1 gateway VIP, .2 leaf a, .3 leaf b, hosts from .4
 PEER_LINK_LAG_NUMBER = 1000
@@ -36,7 +37,7 @@ def _slice(net: IPv4Network, prefix_length: int, index: int) -> IPv4Network:
     return IPv4Network((int(net.network_address) + index * size, prefix_length))
 
 
-def _explicit(alloc: PortAllocator, speed: int, count: int, cages: tuple[int, ...], purpose: str,
+def _explicit(alloc: SharedAllocator, speed: int, count: int, cages: tuple[int, ...], purpose: str,
               path: Path) -> list[Port]:
     """Allocate from cages the intent lists, so errors point at that list."""
     try:
