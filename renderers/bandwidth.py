@@ -14,6 +14,7 @@ from rocefab.renderers.bandwidth_pairs import BandwidthPlan, PerftestPair, RdmaP
 from rocefab.renderers.jsontext import dumps_outline
 from rocefab.renderers.natural import natural_key
 from rocefab.renderers.plan import FabricPlan
+from rocefab.renderers.record import record
 from rocefab.renderers.templating import header_lines, render
 
 FOLDER = "bandwidth-tests"
@@ -151,13 +152,39 @@ def _rounds_text(plan: FabricPlan, bw: BandwidthPlan, printer: _Printer) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _port(port: RdmaPort) -> dict[str, Any]:
-    return {"host": port.host, "device": port.device, "address": port.address,
-            "line_rate_gbps": port.line_rate_gbps}
+@record
+class ExpectedPort:
+    """One side of a pair as expected.json lists it (its fields are the document's keys, in order)."""
+
+    host: str
+    device: str
+    address: str
+    line_rate_gbps: int
+
+
+@record
+class ExpectedPair:
+    """A pair as expected.json lists it. A record, not a dict: a list of records without list fields is printed a
+    line per record with no question asked of each (jsontext), and a 98,304-GPU fabric has 99,840 pairs."""
+
+    round: int
+    pair: int
+    client: ExpectedPort
+    server: ExpectedPort
+    scope: str
+    qps: int
+    port: int
+    line_rate_gbps: int
+    min_gbps: float
+
+
+def _port(port: RdmaPort) -> ExpectedPort:
+    return ExpectedPort(port.host, port.device, port.address, port.line_rate_gbps)
 
 
 def expected_document(plan: FabricPlan, bw: BandwidthPlan) -> dict[str, Any]:
-    """What the checker compares results with; `rocefab bandwidth check` reads it back (rocefab/bandwidth)."""
+    """What the checker compares results with, as jsontext prints it; `rocefab bandwidth check` reads it back
+    (rocefab/bandwidth)."""
     nccl = None if bw.nccl is None else {
         "tool": "all_reduce_perf", "hosts": list(bw.nccl.hosts), "max_bytes": bw.nccl.max_bytes,
         "node_line_rate_gbps": bw.nccl.node_line_rate_gbps, "percent_of_line_rate": bw.nccl.percent,
@@ -169,9 +196,8 @@ def expected_document(plan: FabricPlan, bw: BandwidthPlan) -> dict[str, Any]:
         "perftest": {
             "tool": "ib_write_bw", "percent_of_line_rate": bw.percent, "duration_s": bw.duration_s,
             "tclass": bw.tclass, "rounds": bw.rounds,
-            "pairs": [{"round": p.round, "pair": p.number, "client": _port(p.client), "server": _port(p.server),
-                       "scope": p.scope, "qps": p.qps, "port": p.port, "line_rate_gbps": p.line_rate_gbps,
-                       "min_gbps": p.min_gbps} for p in bw.pairs],
+            "pairs": [ExpectedPair(p.round, p.number, _port(p.client), _port(p.server), p.scope, p.qps, p.port,
+                                   p.line_rate_gbps, p.min_gbps) for p in bw.pairs],
         },
         "nccl": nccl,
     }

@@ -25,7 +25,7 @@ from dataclasses import field
 from pathlib import Path
 
 from rocefab.renderers.record import record
-from rocefab.renderers.render import AnyFile, RenderedFile, StreamedFile
+from rocefab.renderers.render import FABRIC_WIDE, AnyFile, RenderedFile, StreamedFile
 from rocefab.renderers.unchanged import Unchanged, new_file_modes, read_exactly
 
 MANIFEST = "manifest.json"
@@ -44,7 +44,7 @@ class Entry:
     device: str
     kind: str
     sha256: str
-    lines: int = 0  # newlines in the file, for summary.md; not in the manifest
+    lines: int = 0  # newlines in a device's file, for summary.md (0 for fabric-wide files); not in the manifest
     kept: bool = False  # already in the target as rendered (see unchanged.py): left there, not written
     executable: bool = False
 
@@ -111,7 +111,8 @@ def write_files(folder: Path, files: Iterable[AnyFile], unchanged: Unchanged | N
             made.add(path.parent)
         mode = 0o777 if f.executable else 0o666
         if isinstance(f, StreamedFile):
-            writer = _Streamed(path, mode, unchanged.open_previous(f.path, f.executable) if unchanged else None)
+            writer = _Streamed(path, mode, unchanged.open_previous(f.path, f.executable) if unchanged else None,
+                               f.device != FABRIC_WIDE)
             try:
                 f.write(writer.emit)
                 kept = writer.finish()
@@ -121,7 +122,8 @@ def write_files(folder: Path, files: Iterable[AnyFile], unchanged: Unchanged | N
                                  f.executable))
             continue
         data = f.content.encode()
-        digest, lines = hashlib.sha256(data).hexdigest(), data.count(b"\n")
+        # only summary.md reads line counts, a device's: counting the fabric-wide half a gigabyte costs a second
+        digest, lines = hashlib.sha256(data).hexdigest(), data.count(b"\n") if f.device != FABRIC_WIDE else 0
         if unchanged is not None and unchanged.holds(f.path, data, f.executable):
             entries.append(Entry(f.path, f.device, f.kind, digest, lines, True, f.executable))
             continue
@@ -145,9 +147,10 @@ class _Streamed:
     the pieces are first compared with it and nothing is written while they agree: the file is kept when all
     agree, and at the first difference the agreed part is copied from it and writing goes on from there."""
 
-    def __init__(self, path: Path, mode: int, previous: int | None) -> None:
+    def __init__(self, path: Path, mode: int, previous: int | None, count_lines: bool) -> None:
         self.path, self.mode, self.previous = path, mode, previous
         self.digest = hashlib.sha256()
+        self.count_lines = count_lines
         self.lines = 0
         self.agreed = 0  # leading bytes equal to the previous file's, not written yet
         self.fd: int | None = None
@@ -166,7 +169,8 @@ class _Streamed:
 
     def _count(self, data: bytes) -> None:
         self.digest.update(data)
-        self.lines += data.count(b"\n")
+        if self.count_lines:
+            self.lines += data.count(b"\n")
 
     def _start(self) -> None:
         """Create the new file with the agreed part copied from the previous one, checked against the hash of

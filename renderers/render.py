@@ -17,11 +17,13 @@ from rocefab.renderers.record import record
 from rocefab.renderers.summary import FabricSummary, fabric_summary, summary_to_json
 from rocefab.renderers.summary_markdown import SUMMARY_MD, render_summary_markdown
 
+FABRIC_WIDE = "fabric"  # the device of the fabric-wide artifacts
+
 
 @record
 class RenderedFile:
     path: str  # relative to the output folder, '/'-separated
-    device: str  # device name, or "fabric" for fabric-wide artifacts
+    device: str  # device name, or FABRIC_WIDE
     kind: str
     content: str
     executable: bool = False
@@ -106,13 +108,13 @@ def device_files(plan: FabricPlan, devices: Iterable[int]) -> list[RenderedFile]
 def shared_files(plan: FabricPlan) -> list[RenderedFile]:
     """The files the devices' rendered files share (the host library), once each, for the platforms the plan has."""
     present = {sw.platform for sw in plan.switches} | ({host_unit().key} if plan.hosts else set())
-    return [RenderedFile(path, "fabric", kind, text) for key, u in UNITS.items() if key in present and u.shared_files
+    return [RenderedFile(path, FABRIC_WIDE, kind, text) for key, u in UNITS.items() if key in present and u.shared_files
             for path, kind, text in u.shared_files()]
 
 
 def plan_part_files(parts: Sequence[PlanPart]) -> list[StreamedFile]:
     """plan/'s parts (see plan_parts.py), each streamed."""
-    return [StreamedFile(part.path, "fabric", PLAN_PART, part.write) for part in parts]
+    return [StreamedFile(part.path, FABRIC_WIDE, PLAN_PART, part.write) for part in parts]
 
 
 # The fabric-wide artifacts a parallel render hands to a worker as a part of their own (the largest after
@@ -176,8 +178,8 @@ def fabric_part(plan: FabricPlan, part: str) -> Iterator[AnyFile]:
 def _as_files(made: Iterable[tuple[str, str, str | Callable[[Emit], None]]]) -> Iterator[AnyFile]:
     for path, kind, content in made:
         executable = path.endswith(EXECUTABLE)
-        yield (RenderedFile(path, "fabric", kind, content, executable) if isinstance(content, str)
-               else StreamedFile(path, "fabric", kind, content, executable))
+        yield (RenderedFile(path, FABRIC_WIDE, kind, content, executable) if isinstance(content, str)
+               else StreamedFile(path, FABRIC_WIDE, kind, content, executable))
 
 
 SUMMARY_PAGE = "summary-page"
@@ -186,7 +188,7 @@ SUMMARY_PAGE = "summary-page"
 def summary_file(plan: FabricPlan, device_lines: dict[str, int], findings: Sequence[Finding],
                  summary: FabricSummary | None = None) -> RenderedFile:
     """summary.md, written last: it counts the lines of every device's files."""
-    return RenderedFile(SUMMARY_MD, "fabric", SUMMARY_PAGE,
+    return RenderedFile(SUMMARY_MD, FABRIC_WIDE, SUMMARY_PAGE,
                         render_summary_markdown(plan, device_lines, findings, summary))
 
 
@@ -194,7 +196,7 @@ def device_lines(files: Iterable[tuple[str, int]]) -> dict[str, int]:
     """Lines per device from (device, lines) pairs, fabric-wide files left out."""
     counts: Counter[str] = Counter()
     for device, lines in files:
-        if device != "fabric":
+        if device != FABRIC_WIDE:
             counts[device] += lines
     return dict(counts)
 

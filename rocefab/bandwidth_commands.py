@@ -34,10 +34,11 @@ def _expected(plan: Path) -> dict[str, Any]:
     from rocefab.pipeline_commands import checked_plan
     from rocefab.renderers.bandwidth import expected_document
     from rocefab.renderers.bandwidth_pairs import bandwidth_plan
+    from rocefab.renderers.jsontext import dumps_outline
 
     fabric = checked_plan(plan)
-    # through JSON, so an intent and its rendered expected.json are judged from the very same document
-    document: dict[str, Any] = json.loads(json.dumps(expected_document(fabric, bandwidth_plan(fabric))))
+    # printed and read back, so an intent and its rendered expected.json are judged from the very same document
+    document: dict[str, Any] = json.loads(dumps_outline(expected_document(fabric, bandwidth_plan(fabric)), tight=True))
     return document
 
 
