@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 from conftest import EXAMPLES, example_files
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rocefab.models.loader import load_yaml12
 from rocefab.platforms.cumulus.config import nv_set_commands
-from rocefab.platforms.cumulus.document_text import Shared, set_document_yaml
+from rocefab.platforms.cumulus.document_text import Shared, Stamp, set_document_yaml
 from rocefab.renderers.yamltext import dump_block
 
 CUMULUS = [(name, f.device) for name in EXAMPLES for f in example_files(name) if f.kind == "nvue-yaml"]
@@ -108,6 +108,90 @@ def test_a_shared_subtree_prints_as_a_copy_would(subtree: dict[Any, Any], slots:
         return  # a key no configuration may have: covered by the test above
     assert set_document_yaml(tree) == expected
     assert nv_set_commands(tree) == nv_set_commands(plain)
+
+
+class _Slot:
+    """Where a stamp's value goes in a model tree (tests only)."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def _filled(model: Any, values: tuple[Any, ...]) -> Any:
+    if isinstance(model, _Slot):
+        return values[model.index]
+    if isinstance(model, dict):
+        return {_filled(k, values): _filled(v, values) for k, v in model.items()}
+    return model
+
+
+def _leaf_paths(tree: dict[Any, Any], path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = []
+    for key, value in tree.items():
+        found += _leaf_paths(value, (*path, key)) if isinstance(value, dict) else [(*path, key)]
+    return found
+
+
+_VALUES = st.one_of(_TOKENS, st.integers(min_value=0, max_value=70000))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TREES.filter(lambda t: isinstance(t, dict) and bool(t)), st.data())
+def test_stamped_subtrees_print_as_their_plain_copies_would(shape: dict[Any, Any], data: st.DataObject) -> None:
+    """Subtrees a Stamp makes alike, with values put in where the model has stand-ins (values of the model and a
+    key alone in its map), in several places and depths of a tree: printed as the general writer prints plain
+    copies, whatever the values (ones to quote, integers, booleans, which the walk leaves to the general writer)."""
+    model = copy.deepcopy(shape)
+    leaves = _leaf_paths(model)
+    chosen = data.draw(st.lists(st.sampled_from(leaves), unique=True, max_size=3)) if leaves else []
+    for index, path in enumerate(chosen):
+        node = model
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = _Slot(index)
+    count = len(chosen)
+    if data.draw(st.booleans()):
+        model["keyed"] = {_Slot(count): data.draw(_TREES)}  # a key of its own map
+        count += 1
+    if count == 0:
+        return
+    stamp = Stamp(lambda *values: _filled(model, values), count)
+    tree: dict[Any, Any] = {}
+    plain: dict[Any, Any] = {}
+    for n, slot in enumerate(data.draw(st.lists(st.sampled_from(_SLOTS), min_size=1, max_size=4))):
+        values = data.draw(st.tuples(*[_VALUES] * count))
+        for target, value in ((tree, stamp.make(*values)), (plain, _filled(model, values))):
+            node = target
+            for key in slot[:-1]:
+                node = node.setdefault(key, {})
+            node[f"{slot[-1]}{n}"] = value
+    assert _as_rendered(tree) == _as_rendered(plain)
+    assert nv_set_commands(tree) == nv_set_commands(plain)
+
+
+def _as_rendered(tree: dict[Any, Any]) -> str:
+    """The text render_switch gives a tree: the walk's, or the general writer's where the walk leaves it (None);
+    "refused" where either refuses a key no configuration may have."""
+    try:
+        return set_document_yaml(tree) or dump_block([{"set": tree}])
+    except ValueError:
+        return "refused"
+
+
+def test_a_stamped_boolean_leaves_the_document_to_the_general_writer() -> None:
+    stamp = Stamp(lambda a, b: {"description": a, "enable": b}, 2)
+    tree = {"interface": {"swp1": stamp.make("x", 1), "swp2": stamp.make("y", True)}}  # type: ignore[arg-type]
+    assert set_document_yaml(tree) is None
+    assert set_document_yaml({"interface": {"swp1": stamp.make("x", 1)}}) == (
+        "- set:\n    interface:\n      swp1:\n        description: x\n        enable: 1\n")
+
+
+def test_a_stamp_refuses_a_model_its_text_could_not_stand_for() -> None:
+    shared_map = Stamp(lambda a: {"address": {a: {}, "10.0.0.1/32": {}}}, 1)
+    twice = Stamp(lambda a: {"description": a, "alias": a}, 1)
+    for stamp in (shared_map, twice):
+        with pytest.raises(ValueError):
+            set_document_yaml({"interface": {"swp1": stamp.make("x")}})
 
 
 def test_one_walk_leaves_other_values_to_the_general_walkers() -> None:

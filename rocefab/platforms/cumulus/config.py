@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any
 
 from rocefab.platforms.cumulus import SPEC
-from rocefab.platforms.cumulus.document_text import Shared, set_document_yaml
+from rocefab.platforms.cumulus.document_text import Shared, Stamp, set_document_yaml
 from rocefab.platforms.cumulus.services import apply_raw, services_tree
 from rocefab.platforms.unit import UnitFile
 from rocefab.renderers.common import (
@@ -25,7 +25,7 @@ from rocefab.renderers.common import (
     unused_children,
 )
 from rocefab.renderers.natural import natural_key
-from rocefab.renderers.plan import FabricPlan, PortRole, Switch
+from rocefab.renderers.plan import BfdTimers, FabricPlan, PortRole, Switch
 from rocefab.renderers.templating import header_lines, render
 from rocefab.renderers.yamltext import dump_block
 
@@ -37,36 +37,74 @@ MLAG_PRIORITY = {True: 1000, False: 2000}  # lower wins: leaf a becomes the MLAG
 Tree = dict[str, Any]
 
 
+# Subtrees that recur from port to port and switch to switch, one object each (document_text.Shared: printed
+# once per document), and the stamps of the entries that differ only in their values (document_text.Stamp: a
+# rail leaf's server ports and a spine's BGP neighbours, most of their documents). Never changed once made.
+_WATCHDOG_ENTRY = Shared({"pfc-watchdog": {}})
+_ADAPTIVE_ENTRY = Shared({"adaptive-routing": {"enable": ON}})
+_LINKS: dict[tuple[str | None, int], Shared] = {}  # by lane speed (broken-out ports) and MTU
+_BREAKOUTS: dict[int, Shared] = {}  # a broken-out cage's entry, by factor
+_PORT_STAMPS: dict[tuple[str | None, int, bool, bool, bool], Stamp] = {}
+_CACHE_LIMIT = 4096  # distinct speeds and MTUs are few; the bound only keeps odd input from growing them
+
+
+def _link(lane_speed: str | None, mtu: int) -> Shared:
+    link = _LINKS.get((lane_speed, mtu))
+    if link is None:
+        link = Shared({"mtu": mtu, "state": {"up": {}}} if lane_speed is None else
+                      {"mtu": mtu, "state": {"up": {}}, "speed": lane_speed})
+        if len(_LINKS) < _CACHE_LIMIT:
+            _LINKS[lane_speed, mtu] = link
+    return link
+
+
+def _breakout(factor: int) -> Shared:
+    entry = _BREAKOUTS.get(factor)
+    if entry is None:
+        entry = _BREAKOUTS[factor] = Shared({"link": {"breakout": {f"{factor}x": {}}}, "type": "swp"})
+    return entry
+
+
+def _port_stamp(lane_speed: str | None, mtu: int, routed: bool, watchdog: bool, adaptive: bool) -> Stamp:
+    """The entry of a switch port: its description (and its address, when routed) are the stamp's values."""
+    shape = (lane_speed, mtu, routed, watchdog, adaptive)
+    stamp = _PORT_STAMPS.get(shape)
+    if stamp is not None:
+        return stamp
+    link = _link(lane_speed, mtu)
+
+    def build(description: str, *address: str) -> Tree:
+        entry: Tree = {"description": description, "link": link, "type": "swp"}
+        if address:
+            entry["ip"] = {"address": {address[0]: {}}}
+        if watchdog:
+            # A per-port setting, allowed on physical swp ports only (bond members included).
+            entry["qos"] = _WATCHDOG_ENTRY
+        if adaptive:
+            entry["router"] = _ADAPTIVE_ENTRY
+        return entry
+
+    stamp = Stamp(build, 2 if routed else 1)
+    if len(_PORT_STAMPS) < _CACHE_LIMIT:
+        _PORT_STAMPS[shape] = stamp
+    return stamp
+
+
 def _interfaces(switch: Switch, watchdog: bool) -> Tree:
     mtu = switch.mtu_bytes
     lb = switch.load_balancing
     adaptive_routing = lb is not None and lb.adaptive_routing
     interfaces: Tree = {}
-    # subtrees that recur from port to port, one object each (document_text.Shared: printed once)
-    links: dict[tuple[str | None, int], Shared] = {}
-    watchdog_entry = Shared({"pfc-watchdog": {}})
-    adaptive_entry = Shared({"adaptive-routing": {"enable": ON}})
     edge_port = Shared({"admin-edge": ON, "bpdu-guard": ON})
 
     for breakout in switch.breakouts:
-        interfaces[breakout.parent] = {"link": {"breakout": {f"{breakout.factor}x": {}}}, "type": "swp"}
+        interfaces[breakout.parent] = _breakout(breakout.factor)
     for port in switch.ports:
         lane_speed = f"{port.speed_gbps}G" if port.broken_out else None
-        port_mtu = switch.port_mtu(port)
-        link = links.get((lane_speed, port_mtu))
-        if link is None:
-            link = links[lane_speed, port_mtu] = Shared(
-                {"mtu": port_mtu, "state": {"up": {}}} if lane_speed is None else
-                {"mtu": port_mtu, "state": {"up": {}}, "speed": lane_speed})
-        entry: Tree = {"description": port.description, "link": link, "type": "swp"}
-        if port.ipv4:
-            entry["ip"] = {"address": {port.ipv4: {}}}
-        if watchdog:
-            # A per-port setting, allowed on physical swp ports only (bond members included).
-            entry["qos"] = watchdog_entry
-        if adaptive_routing and adaptive_routing_port(port, SPEC):
-            entry["router"] = adaptive_entry
-        interfaces[port.name] = entry
+        adaptive = adaptive_routing and adaptive_routing_port(port, SPEC)
+        stamp = _port_stamp(lane_speed, switch.port_mtu(port), bool(port.ipv4), watchdog, adaptive)
+        interfaces[port.name] = stamp.make(port.description, port.ipv4) if port.ipv4 else \
+            stamp.make(port.description)
     for name, speed, _lanes in unused_children(switch):
         interfaces[name] = {"description": "unused breakout lane", "link": {"speed": f"{speed}G",
                                                                             "state": {"down": {}}}, "type": "swp"}
@@ -115,6 +153,19 @@ def cable_length_m(switch: Switch) -> int:
     return switch.longest_cable_m or 100
 
 
+_DSCP_MAPS: dict[tuple[tuple[int, int], ...], Shared] = {}
+
+
+def _dscp_map(items: tuple[tuple[int, int], ...]) -> Shared:
+    """The DSCP -> switch priority entries (a fabric has one map; each switch prints some 60 entries of it)."""
+    found = _DSCP_MAPS.get(items)
+    if found is None:
+        found = Shared({str(dscp): {"switch-priority": prio} for dscp, prio in items})
+        if len(_DSCP_MAPS) < _CACHE_LIMIT:
+            _DSCP_MAPS[items] = found
+    return found
+
+
 def _qos(plan: FabricPlan, switch: Switch) -> Tree:
     q = plan.qos
     ecn = switch.ecn
@@ -136,8 +187,7 @@ def _qos(plan: FabricPlan, switch: Switch) -> Tree:
         # the intent names, so the result does not depend on the profile's defaults.
         "roce": {"enable": ON, "mode": "lossless"},
         "mapping": {QOS_PROFILE: {
-            "dscp": {str(dscp): {"switch-priority": prio}
-                     for dscp, prio in sorted(explicit_dscp_map(q, SPEC.default_dscp_classes).items())},
+            "dscp": _dscp_map(tuple(sorted(explicit_dscp_map(q, SPEC.default_dscp_classes).items()))),
             "trust": "l3",
         }},
         "egress-queue-mapping": {QOS_PROFILE: {"switch-priority": {
@@ -185,28 +235,46 @@ def _prefer_global_policy() -> Tree:
                                                            "set": {"ipv6-nexthop-prefer-global": ON}}}}}}
 
 
-def _bgp(switch: Switch) -> Tree:
-    neighbors: Tree = {}
-    prefer_global = parallel_peers(switch)
-    inbound = Shared({"ipv4-unicast": {"policy": {"inbound": {"route-map": PREFER_GLOBAL_MAP}}}})
-    timers = switch.bgp.bfd
+_INBOUND = Shared({"ipv4-unicast": {"policy": {"inbound": {"route-map": PREFER_GLOBAL_MAP}}}})
+_NEIGHBOR_STAMPS: dict[tuple[bool, BfdTimers | None, bool], Stamp] = {}
+
+
+def _neighbor_stamp(unnumbered: bool, timers: BfdTimers | None, prefer_global: bool) -> Stamp:
+    """The entry of a BGP neighbour: its description and AS are the stamp's values."""
+    shape = (unnumbered, timers, prefer_global)
+    stamp = _NEIGHBOR_STAMPS.get(shape)
+    if stamp is not None:
+        return stamp
     # Cumulus 5.14 sets BFD per neighbour (`... neighbor <id> bfd enable on`, timers alongside; 5.15 moves them
     # to profiles); the timers are written out even at their defaults, as the NVUE document holds every value.
     bfd: Tree | None = None if timers is None else Shared({
         "detect-multiplier": timers.multiplier, "enable": ON, "min-rx-interval": timers.min_rx_ms,
         "min-tx-interval": timers.interval_ms})
+
+    def build(description: str, remote_as: int) -> Tree:
+        entry: Tree = {"description": description, "remote-as": remote_as,
+                       "type": "unnumbered" if unnumbered else "numbered"}
+        if bfd is not None:
+            entry["bfd"] = bfd
+        if prefer_global:
+            entry["address-family"] = _INBOUND
+        return entry
+
+    stamp = Stamp(build, 2)
+    if len(_NEIGHBOR_STAMPS) < _CACHE_LIMIT:
+        _NEIGHBOR_STAMPS[shape] = stamp
+    return stamp
+
+
+def _bgp(switch: Switch) -> Tree:
+    neighbors: Tree = {}
+    prefer_global = parallel_peers(switch)
+    timers = switch.bgp.bfd
     for n in switch.bgp.neighbors:
         key = n.interface or n.address
         assert key is not None
-        neighbors[key] = {
-            "description": n.description,
-            "remote-as": n.remote_asn,
-            "type": "unnumbered" if n.interface else "numbered",
-        }
-        if bfd is not None:
-            neighbors[key]["bfd"] = bfd
-        if key in prefer_global:
-            neighbors[key]["address-family"] = inbound
+        neighbors[key] = _neighbor_stamp(bool(n.interface), timers, key in prefer_global).make(
+            n.description, n.remote_asn)
     ipv4: Tree = {}
     if switch.bgp.aggregates:
         # Cumulus 5.14 "Optional BGP Configuration", Aggregate Addresses: summary-only suppresses the longer prefixes

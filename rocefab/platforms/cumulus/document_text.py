@@ -6,10 +6,20 @@ time. This walk handles the trees NVUE documents are made of (maps, strings, int
 document and each shared subtree once per depth; anything else returns None and the caller prints with
 dump_block, so the text is always dump_block's (tests/test_nvue.py compares the two on generated trees). The
 `nv set` form, written only on request, is config.nv_set_commands' own walk.
+
+Two kinds of subtree the builder marks spare the walk most of its steps. A `Shared` subtree recurs as one
+object (every port's link settings): printed once per depth, its text reused. A `Stamped` subtree is one of
+many made alike, differing only in a few values (every server port's entry: its description and address; every
+BGP neighbour's: description and AS): its `Stamp` prints a model of it once per depth, with stand-ins where the
+values go, and each subtree is that text with its own values put in, one format call instead of a dozen lines
+walked. The values are printed as the walk prints them (yaml_key for a key, yaml_string or the integer for a
+value), so the text is the walk's.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import Any
 
 from rocefab.renderers.yamltext import yaml_key, yaml_string
@@ -20,9 +30,91 @@ class _NotPlain(Exception):
 
 
 class Shared(dict[str, Any]):
-    """A subtree the builder puts in many places of one document (every port's link settings, every neighbour's
-    BFD timers): the walk prints it once per depth and reuses the text wherever the same object recurs, about a
-    third of a rail leaf's nodes. It must not change once in the tree; to every other reader it is a dict."""
+    """A subtree the builder puts in many places of one document or of many (every port's link settings, every
+    neighbour's BFD timers): the walk prints it once per depth and reuses the text wherever the same object
+    recurs, about a third of a rail leaf's nodes. It must not change once made; to every other reader it is a
+    dict."""
+
+    __slots__ = ("texts",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.texts: dict[int, str] = {}  # by depth
+
+
+class Stamp:
+    """The shape of subtrees made alike by `build` from `count` values (strings or integers, each printed once in
+    the subtree: as a key alone in its map, or as a value). `build` must make the same shape whatever the values,
+    its other keys and values fixed (Shared subtrees included), and the subtrees it makes must not change."""
+
+    __slots__ = ("_formats", "build", "count")
+
+    def __init__(self, build: Callable[..., dict[str, Any]], count: int) -> None:
+        self.build = build
+        self.count = count
+        self._formats: dict[int, tuple[str, tuple[bool, ...]]] = {}  # by depth: the format and which slots are keys
+
+    def make(self, *values: str | int) -> Stamped:
+        made = Stamped(self.build(*values))
+        made.stamp, made.filling = self, values
+        return made
+
+    def format_at(self, indent: int) -> tuple[str, tuple[bool, ...]]:
+        known = self._formats.get(indent)
+        if known is None:
+            known = self._formats[indent] = self._format(indent)
+        return known
+
+    def _format(self, indent: int) -> tuple[str, tuple[bool, ...]]:
+        """The text of a model subtree at `indent`, its stand-ins turned into format fields."""
+        stand_ins = [f"rocefabslot{i}z" for i in range(self.count)]
+        model = self.build(*stand_ins)
+        _check_key_slots(model, frozenset(stand_ins))
+        out: list[str] = []
+        _walk(model, indent, _Printed(), out)
+        text = "".join(out).replace("{", "{{").replace("}", "}}")
+        keys = []
+        for i, stand_in in enumerate(stand_ins):
+            if text.count(stand_in) != 1:
+                raise ValueError(f"value {i} of a stamp is printed {text.count(stand_in)} times, not once")
+            keys.append(re.search(rf"^ *{stand_in}:", text, re.MULTILINE) is not None)
+            text = text.replace(stand_in, f"{{{i}}}")
+        return text, tuple(keys)
+
+
+def _check_key_slots(model: dict[Any, Any], stand_ins: frozenset[str]) -> None:
+    """A value used as a key must be its map's only key: two such keys with one value would be one key."""
+    for key, value in model.items():
+        if key in stand_ins and len(model) > 1:
+            raise ValueError(f"stamp value {key} shares its map with other keys")
+        if isinstance(value, dict):
+            _check_key_slots(value, stand_ins)
+
+
+class Stamped(dict[str, Any]):
+    """A subtree made by a Stamp (Stamp.make), printed as the stamp's text with its values; to every other reader
+    a dict."""
+
+    __slots__ = ("filling", "stamp")
+    stamp: Stamp
+    filling: tuple[str | int, ...]  # the values the stamp was given
+
+
+def _stamped_text(tree: Stamped, indent: int, printed: _Printed) -> str:
+    text, keys = tree.stamp.format_at(indent)
+    values = printed.values
+    filled = []
+    for value, is_key in zip(tree.filling, keys, strict=True):
+        kind = type(value)
+        if is_key:
+            filled.append(yaml_key(value))
+        elif kind is str:
+            filled.append(values.get(value) or printed.value(value))  # type: ignore[arg-type]
+        elif kind is int:
+            filled.append(str(value))
+        else:
+            raise _NotPlain
+    return text.format(*filled)
 
 
 def set_document_yaml(tree: dict[Any, Any]) -> str | None:
@@ -40,13 +132,11 @@ def set_document_yaml(tree: dict[Any, Any]) -> str | None:
 
 class _Printed:
     """What a document repeats, printed once per document: each key's head line at each depth (a switch repeats a
-    few hundred distinct keys thousands of times: link, mtu, state, type...), each string value's text, and each
-    Shared subtree's text per depth."""
+    few hundred distinct keys thousands of times: link, mtu, state, type...) and each string value's text."""
 
     def __init__(self) -> None:
         self.heads: dict[int, dict[str, str]] = {}  # by depth, then key
         self.values: dict[str, str] = {}
-        self.shared: dict[tuple[int, int], str] = {}
 
     def heads_at(self, indent: int) -> dict[str, str]:
         found = self.heads.get(indent)
@@ -82,6 +172,9 @@ def _walk(tree: dict[Any, Any], indent: int, printed: _Printed, out: list[str]) 
         elif kind is Shared and value:
             append(head + "\n")
             _walk_shared(value, indent + 2, printed, out)
+        elif kind is Stamped and value:
+            append(head + "\n")
+            append(_stamped_text(value, indent + 2, printed))
         elif kind is int:
             append(f"{head} {value}\n")
         else:
@@ -89,7 +182,7 @@ def _walk(tree: dict[Any, Any], indent: int, printed: _Printed, out: list[str]) 
 
 
 def _walk_shared(tree: Shared, indent: int, printed: _Printed, out: list[str]) -> None:
-    known = printed.shared.get((id(tree), indent))  # the tree holds the object, so its id stays its own
+    known = tree.texts.get(indent)
     if known is not None:
         out.append(known)
         return
@@ -97,4 +190,4 @@ def _walk_shared(tree: Shared, indent: int, printed: _Printed, out: list[str]) -
     _walk(tree, indent, printed, out)
     text = "".join(out[start:])
     out[start:] = [text]
-    printed.shared[(id(tree), indent)] = text
+    tree.texts[indent] = text
