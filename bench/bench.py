@@ -9,7 +9,8 @@ measured length, different in each run, in a copy of the intent under the same f
 After each render, `write-floor` writes that render's own files afresh with nothing rendered
 (bench/write_floor.py): the floor under the render's time on this machine's file system. Every run starts
 after a sync, with nothing of the run before still being flushed. Peak RSS is that of the largest process.
-Run from the top of the checkout:
+The bench begins and ends by timing ten million steps of a Python loop: compare figures from two machines (or
+two benches of one) by that yardstick, not as they stand. Run from the top of the checkout:
 
     python bench/bench.py                       # the 128-, 1,024- and 4,096-node fabrics, 5 runs each
     python bench/bench.py --runs 3 --lab 202    # and a lab dry run of a ~200-device fabric
@@ -266,6 +267,16 @@ def _floor_row(name: str, nodes: int, rendered: Path, render_s: float, runs: int
             "files": files, "processes": workers, "render_over_floor": round(render_s / wall, 2)}
 
 
+def python_speed() -> float:
+    """Seconds this machine takes for ten million steps of a Python loop: the yardstick printed beside the figures,
+    since virtual machines of one kind differ (and vary within a run) by a factor of three or more."""
+    start = time.perf_counter()
+    total = 0
+    for step in range(10_000_000):
+        total += step
+    return time.perf_counter() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", nargs="*", default=["tor128-3tier", "cluster1024-rail", "cluster4096-rail"])
@@ -280,6 +291,8 @@ def main() -> None:
                              "(needs the bench extra: pip install -e '.[bench]')")
     args = parser.parse_args()
     rows: list[dict[str, Any]] = []
+    speed = [python_speed()]
+    print(f"this machine: 10^7 Python loop steps in {speed[0]:.2f} s", flush=True)
     with tempfile.TemporaryDirectory(prefix="rocefab-bench-") as tmp:
         # Renders are set aside here, not deleted, until the bench ends: right after tens of thousands of files
         # are deleted, creating as many new ones costs seconds of kernel time (perf: ext4's inode allocator in
@@ -343,8 +356,11 @@ def main() -> None:
               f"{row['pyavd_get_device_config']['us_per_line']} us/line: {row['ratio_per_line_best']}x per line",
               flush=True)
         rows.append({"stage": "eos-vs-pyavd", **row})
+    speed.append(python_speed())
+    print(f"this machine: 10^7 Python loop steps in {speed[1]:.2f} s (at the start: {speed[0]:.2f} s)", flush=True)
     print(json.dumps({"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
-                                  "platform": platform.platform()}, "rows": rows}, indent=1))
+                                  "platform": platform.platform(), "loop_1e7_s": [round(s, 2) for s in speed]},
+                      "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":
