@@ -63,7 +63,8 @@ def test_on_stays_a_string_in_yaml() -> None:
     assert "enable: 'on'" in text and "enable: on" not in text
 
 
-_TOKENS = st.sampled_from(["swp1", "on", "off", "yes", "10.0.0.1/32", "a b", "x:y", "#", "", "9216", "it's", "é"])
+_TOKENS = st.sampled_from(["swp1", "on", "off", "yes", "10.0.0.1/32", "a b", "x:y", "#", "", "9216", "it's", "é",
+                          "{0}", "a{b}"])
 _TREES = st.recursive(
     st.one_of(_TOKENS, st.integers(min_value=-5, max_value=70000)),
     lambda children: st.dictionaries(st.one_of(_TOKENS, st.integers(0, 4096)), children, max_size=4),
