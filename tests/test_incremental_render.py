@@ -139,6 +139,8 @@ def test_an_unchanged_rerender_touches_no_file(tmp_path: Path, jobs: int) -> Non
     assert all(e.kept for e in again.entries if e.path != "summary.md")
     assert _stamps(out) == stamps, "every file, summary.md and manifest.json included, is the first render's"
     assert again.inputs == first.inputs
+    # a kept file's entry says what a written one would: its hash, and its lines when a device's (summary.md)
+    assert {e.path: (e.sha256, e.lines) for e in again.entries} == {e.path: (e.sha256, e.lines) for e in first.entries}
     assert set(again.inputs) == _names(plan, lambda d: True) | {"fabric", "plan/no-pod.jsonl", "monitoring/",
                                                                 "bandwidth-tests/"}
 
