@@ -118,8 +118,9 @@ def plan_part_files(parts: Sequence[PlanPart]) -> list[StreamedFile]:
 
 
 # The fabric-wide artifacts a parallel render hands to a worker as a part of their own (the largest after
-# plan/'s parts), each with the folder that holds its files; every other one is made by the process that forks
-# the workers. They are made from the fabric's topology and have keys of their own (input_keys.topology_key).
+# plan/'s parts), each with the folder that holds its files; the other ones go to one worker together
+# (fanout._render_rest). They are made from the fabric's topology and have keys of their own
+# (input_keys.topology_key).
 PARTS = {"monitoring": "monitoring/", "bandwidth": "bandwidth-tests/"}
 
 
