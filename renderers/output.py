@@ -25,7 +25,7 @@ from dataclasses import field
 from pathlib import Path
 
 from rocefab.renderers.record import record
-from rocefab.renderers.render import FABRIC_WIDE, AnyFile, RenderedFile, StreamedFile
+from rocefab.renderers.render import AnyFile, RenderedFile, StreamedFile, counted_lines
 from rocefab.renderers.unchanged import Unchanged, new_file_modes, read_exactly
 
 MANIFEST = "manifest.json"
@@ -112,7 +112,7 @@ def write_files(folder: Path, files: Iterable[AnyFile], unchanged: Unchanged | N
         mode = 0o777 if f.executable else 0o666
         if isinstance(f, StreamedFile):
             writer = _Streamed(path, mode, unchanged.open_previous(f.path, f.executable) if unchanged else None,
-                               f.device != FABRIC_WIDE)
+                               f.device)
             try:
                 f.write(writer.emit)
                 kept = writer.finish()
@@ -122,8 +122,7 @@ def write_files(folder: Path, files: Iterable[AnyFile], unchanged: Unchanged | N
                                  f.executable))
             continue
         data = f.content.encode()
-        # only summary.md reads line counts, a device's: counting the fabric-wide half a gigabyte costs a second
-        digest, lines = hashlib.sha256(data).hexdigest(), data.count(b"\n") if f.device != FABRIC_WIDE else 0
+        digest, lines = hashlib.sha256(data).hexdigest(), counted_lines(f.device, data)
         if unchanged is not None and unchanged.holds(f.path, data, f.executable):
             entries.append(Entry(f.path, f.device, f.kind, digest, lines, True, f.executable))
             continue
@@ -147,10 +146,10 @@ class _Streamed:
     the pieces are first compared with it and nothing is written while they agree: the file is kept when all
     agree, and at the first difference the agreed part is copied from it and writing goes on from there."""
 
-    def __init__(self, path: Path, mode: int, previous: int | None, count_lines: bool) -> None:
+    def __init__(self, path: Path, mode: int, previous: int | None, device: str) -> None:
         self.path, self.mode, self.previous = path, mode, previous
         self.digest = hashlib.sha256()
-        self.count_lines = count_lines
+        self.device = device  # whose file: what its lines are counted for (counted_lines)
         self.lines = 0
         self.agreed = 0  # leading bytes equal to the previous file's, not written yet
         self.fd: int | None = None
@@ -169,8 +168,7 @@ class _Streamed:
 
     def _count(self, data: bytes) -> None:
         self.digest.update(data)
-        if self.count_lines:
-            self.lines += data.count(b"\n")
+        self.lines += counted_lines(self.device, data)
 
     def _start(self) -> None:
         """Create the new file with the agreed part copied from the previous one, checked against the hash of

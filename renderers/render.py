@@ -193,6 +193,12 @@ def summary_file(plan: FabricPlan, device_lines: dict[str, int], findings: Seque
                         render_summary_markdown(plan, device_lines, findings, summary))
 
 
+def counted_lines(device: str, data: bytes) -> int:
+    """The newlines the manifest's entry of a file of `device` counts: a device's file's, for summary.md; none
+    for a fabric-wide one (half a gigabyte at 98,304 GPUs that nothing reads the count of)."""
+    return data.count(b"\n") if device != FABRIC_WIDE else 0
+
+
 def device_lines(files: Iterable[tuple[str, int]]) -> dict[str, int]:
     """Lines per device from (device, lines) pairs, fabric-wide files left out."""
     counts: Counter[str] = Counter()

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rocefab.renderers.record import record
-from rocefab.renderers.render import FABRIC_WIDE
+from rocefab.renderers.render import counted_lines
 
 if TYPE_CHECKING:
     from rocefab.renderers.output import Entry
@@ -83,9 +83,7 @@ class Unchanged:
             data = self.previous_bytes(entry.path, entry.executable)
             if data is None or hashlib.sha256(data).hexdigest() != entry.sha256:
                 return None
-            # lines as write_files counts them: a device's only (the fabric-wide half gigabyte is not counted)
-            lines = data.count(b"\n") if entry.device != FABRIC_WIDE else 0
-            kept.append(replace(entry, lines=lines, kept=True))
+            kept.append(replace(entry, lines=counted_lines(entry.device, data), kept=True))
         return kept
 
     def previous_bytes(self, path: str, executable: bool, size: int | None = None) -> bytes | None:

@@ -200,5 +200,6 @@ def test_the_cabling_plan_reads_back_as_written(data: st.DataObject) -> None:
 
 def test_the_examples_cabling_plans_print_what_the_csv_module_prints() -> None:
     for name in EXAMPLES:
-        rows = connections(example_plan(name))
-        assert render_cabling_csv(example_plan(name), rows) == _csv_module_text(rows), name
+        plan = example_plan(name)
+        rows = connections(plan)
+        assert render_cabling_csv(plan, rows) == _csv_module_text(rows), name
