@@ -12,7 +12,7 @@ one such cable share its id. Optics are per cage anyway (see bom.py), so fibre s
 from __future__ import annotations
 
 from rocefab.models.media import REACH_M, Medium
-from rocefab.renderers.plan import FabricPlan, Link, SwitchPort
+from rocefab.renderers.plan import FabricPlan, Link, LinkKind, SwitchPort
 from rocefab.renderers.record import record
 
 
@@ -108,28 +108,35 @@ COLUMNS = ("cable", "kind", "a_device", "a_port", "a_rack", "b_device", "b_port"
            "media", "max_length", "length_m")
 
 
+class _Cells(dict[str, str]):
+    """Each distinct text as the cabling plan prints it, quoted or not, checked once: a row's cells repeat
+    (device, port and rack names), and a lookup that finds one costs no Python call."""
+
+    def __missing__(self, text: str) -> str:
+        printed = self[text] = f'"{text.replace(QUOTE, QUOTE * 2)}"' if _NEEDS_QUOTES.intersection(text) else text
+        return printed
+
+
 def render_cabling_csv(plan: FabricPlan, rows: list[Connection] | None = None) -> str:
     """The cabling plan as CSV, a row per connection: comma-separated, a field quoted only when it holds a comma,
     a quote, a line feed or a carriage return, as `csv.writer` prints it (but for a lone carriage return, which
     Python 3.11's leaves bare). Each row is one format string: 294,912 rows at 98,304 GPUs cost a third more
-    through the csv module, and their texts repeat (device, port and rack names), so each distinct one is
-    checked for quoting once."""
-    cells: dict[str, str] = {}
-
-    def cell(text: str) -> str:
-        printed = cells.get(text)
-        if printed is None:
-            printed = cells[text] = f'"{text.replace(QUOTE, QUOTE * 2)}"' if _NEEDS_QUOTES.intersection(text) else text
-        return printed
-
+    through the csv module. Cable ids are rocefab's own (C00001), never quoted; the media columns are made once
+    per medium."""
+    cell = _Cells()
+    kinds = {kind: cell[kind.value] for kind in LinkKind}
+    media_cells: dict[tuple[Media, bool], str] = {}
     out = [",".join(COLUMNS) + "\n"]
     for row in rows if rows is not None else connections(plan):
         link = row.link
-        a, b, media = link.a, link.b, row.media
-        medium = f"{media.name} splitter" if row.shared == SPLITTER else media.name
-        out.append(f"{cell(row.cable)},{cell(link.kind.value)},{cell(a.device)},{cell(a.port)},{cell(row.a_rack)},"
-                   f"{cell(b.device)},{cell(b.port)},{cell(row.b_rack)},{link.speed_gbps:d},{cell(medium)},"
-                   f"{cell(media.reach)},{link.length_m:d}\n")
+        a, b = link.a, link.b
+        splitter = row.shared == SPLITTER
+        media = media_cells.get((row.media, splitter))
+        if media is None:
+            name = f"{row.media.name} splitter" if splitter else row.media.name
+            media = media_cells[(row.media, splitter)] = f"{cell[name]},{cell[row.media.reach]}"
+        out.append(f"{row.cable},{kinds[link.kind]},{cell[a.device]},{cell[a.port]},{cell[row.a_rack]},"
+                   f"{cell[b.device]},{cell[b.port]},{cell[row.b_rack]},{link.speed_gbps:d},{media},{link.length_m:d}\n")
     return "".join(out)
 
 

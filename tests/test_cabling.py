@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections import Counter, defaultdict
 from dataclasses import replace
 from pathlib import Path
@@ -190,7 +191,9 @@ def test_the_cabling_plan_reads_back_as_written(data: st.DataObject) -> None:
     for row in connections(plan)[:6]:
         a, b = (Endpoint(data.draw(_ANY_TEXT), data.draw(_ANY_TEXT)) for _ in range(2))
         link = replace(row.link, a=a, b=b, length_m=data.draw(st.integers(0, 10**6)))
-        changed.append(replace(row, link=link, cable=data.draw(_ANY_TEXT), a_rack=data.draw(_ANY_TEXT),
+        # cable ids are rocefab's own (connections: C and five or more digits), printed unquoted
+        cable = f"C{data.draw(st.integers(1, 10**7)):05d}"
+        changed.append(replace(row, link=link, cable=cable, a_rack=data.draw(_ANY_TEXT),
                                b_rack=data.draw(_ANY_TEXT), shared=data.draw(st.sampled_from(["", SPLITTER]))))
     text = render_cabling_csv(plan, changed)
     assert list(csv.reader(io.StringIO(text, newline=""))) == _fields(changed)
@@ -202,4 +205,5 @@ def test_the_examples_cabling_plans_print_what_the_csv_module_prints() -> None:
     for name in EXAMPLES:
         plan = example_plan(name)
         rows = connections(plan)
+        assert all(re.fullmatch(r"C[0-9]{5,}", row.cable) for row in rows), name  # never quoted: see above
         assert render_cabling_csv(plan, rows) == _csv_module_text(rows), name
