@@ -221,6 +221,25 @@ def test_a_leaf_cut_off_from_the_spines_is_out_of_reach() -> None:
                for f in findings)
 
 
+def test_a_port_cabled_twice_and_a_cable_of_two_speeds_are_caught() -> None:
+    """The plan's own checks on ports (each a cable once) and links (both ends at the link's speed), on a plan
+    edited after the planner: a leaf's first port listed twice, and a host link whose NIC runs another speed."""
+    plan = example_plan("pod32")
+    assert check_plan(plan) == []
+    leaf = next(s for s in plan.switches if s.role is Role.LEAF)
+    doubled = replace(leaf, ports=(*leaf.ports, leaf.ports[0]))
+    host_link = next(link for link in plan.links if link.kind is LinkKind.HOST)
+    slower = replace(host_link, speed_gbps=host_link.speed_gbps // 2)
+    edited = replace(plan, switches=tuple(doubled if s is leaf else s for s in plan.switches),
+                     links=tuple(slower if link is host_link else link for link in plan.links))
+    found = {(f.code, f.message) for f in check_plan(edited)}
+    assert ("port-used-twice", f"{leaf.name} {leaf.ports[0].name} is cabled 2 times") in found
+    mismatches = sorted(m for code, m in found if code == "link-speed-mismatch")
+    ends = f"{host_link.a.device} {host_link.a.port} <-> {host_link.b.device} {host_link.b.port}"
+    assert [m.split(": ", 1)[0] for m in mismatches] == [ends, ends]  # both ends named
+    assert all(m.endswith(f"the link at {slower.speed_gbps} Gb/s") for m in mismatches)
+
+
 def test_a_pod_without_super_spine_uplinks_is_out_of_reach() -> None:
     plan = example_plan("tor128-3tier")
     pod0_spines = {s.name for s in plan.switches if s.role is Role.SPINE and s.pod == 0}

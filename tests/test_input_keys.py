@@ -10,6 +10,7 @@ same bytes.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import typing
 from dataclasses import replace
 
@@ -108,6 +109,13 @@ def _records(root: type) -> set[type]:
 
     visit(root)
     return found
+
+
+def test_the_links_cable_digest_is_made_of_their_cable_values() -> None:
+    """links_cables_digest writes cable_values out for speed; both must read the same fields."""
+    links = example_plan("pod32").links
+    expected = hashlib.sha256(repr([cable_values(link) for link in links]).encode()).hexdigest()
+    assert input_keys.links_cables_digest(links) == expected
 
 
 def test_the_only_fields_left_out_of_a_repr_are_the_cable_values() -> None:
