@@ -140,7 +140,9 @@ def save_seen(target: Path, scratch: Path, entries: Iterable[Entry], renamed: fr
         files[entry.path] = [entry.sha256, entry.lines, *stamp]
     document = {"format": SEEN_FORMAT, "target": os.fsdecode(target), "files": files}
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        # rocefab/ as templating.template_cache makes it (only its user's: it refuses a folder open to others)
+        path.parent.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, exist_ok=True)
         fd, name = tempfile.mkstemp(prefix=".seen-", dir=path.parent)
     except OSError:
         return

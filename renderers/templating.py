@@ -35,6 +35,11 @@ def environment() -> jinja2.Environment:
         bytecode_cache=template_cache(),
     )
     env.filters["shell_quote"] = shlex.quote
+    # No template calls Jinja's default globals (range, dict, namespace, cycler, joiner, lipsum), and each render
+    # copies them into its context through a ChainMap, key by key in Python: about 10 us of each render (measured
+    # on nccl.env.j2: 26 -> 16.5 us), 49,000 host renders at 98,304 GPUs. A template that used one fails on
+    # StrictUndefined in the tests.
+    env.globals.clear()
     return env
 
 
