@@ -7,7 +7,10 @@ import json
 
 import pytest
 from conftest import EXAMPLES, example_plan
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from rocefab.renderers import jsontext
 from rocefab.renderers.jsontext import dumps_outline, encode_compact
 from rocefab.renderers.plan import plan_to_json
 
@@ -110,3 +113,26 @@ class _Keyed:
 ])
 def test_compact_text_where_orjson_would_differ(value: object) -> None:
     assert encode_compact(value) == _standard_tight(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Rated:
+    name: str
+    rate: float
+    floor: float | None
+    inner: _One
+
+
+_FLOATS = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-(2**63), 2**63 - 1),
+                    st.sampled_from([0.0, -0.0, 1e-4, -1e-4, 9.999999999999999e-05, 1e16, 9999999999999998.0,
+                                     360.0, 0.1]))
+
+
+@settings(max_examples=2000, deadline=None)
+@given(rate=_FLOATS, floor=st.one_of(st.none(), _FLOATS))
+def test_a_record_with_floats_prints_the_standard_encoders_text(rate: float, floor: float | None) -> None:
+    """orjson prints a float field only when it prints it as the standard encoder does (the bandwidth plan's
+    minimum rates); any other value, NaN, an infinity or one needing an exponent, takes the standard path."""
+    value = _Rated("pair", rate, floor, _One("x"))
+    assert encode_compact(value) == _standard_tight(value)
+    assert jsontext._EXACT[_Rated] == ("rate", "floor")  # the float-aware fast path is the one under test
