@@ -4,6 +4,7 @@ fabric link is exercised, and the rendered scripts are clean shell."""
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import subprocess
 from collections import Counter
@@ -13,6 +14,8 @@ import pytest
 import yaml
 from conftest import INTENTS as INTENT_FOLDER
 from conftest import example_plan, generated_plan, needs_tool
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rocefab.renderers.bandwidth import render_bandwidth_tests, roce_gid
 from rocefab.renderers.bandwidth_coverage import coverage
@@ -183,6 +186,24 @@ def test_the_commands_carry_the_roce_traffic_class_and_gid(name: str) -> None:
     assert (f"pair 1 1 {first.client.host} {first.client.device} {roce_gid(first.client.address)} "
             f"{first.server.host}") in script
     assert roce_gid("10.101.0.4") == "0000:0000:0000:0000:0000:ffff:0a65:0004"
+
+
+_OCTETS = st.one_of(st.integers(0, 300).map(str),
+                    st.sampled_from(["010", "00", "-1", "+1", "0x1", " 1", "1 ", "", "\u0661"]))
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.one_of(st.lists(_OCTETS, min_size=3, max_size=5).map(".".join), st.text(max_size=20)))
+def test_a_gid_is_the_mapped_address_or_the_address_is_refused(address: str) -> None:
+    """roce_gid looks octets up in a table; it agrees with ipaddress on every text, address or not."""
+    try:
+        expected = "0000:0000:0000:0000:0000:ffff:{:02x}{:02x}:{:02x}{:02x}".format(
+            *ipaddress.IPv4Address(address).packed)
+    except ValueError:
+        with pytest.raises(ValueError):
+            roce_gid(address)
+        return
+    assert roce_gid(address) == expected
 
 
 def _write(tmp: Path, name: str, only: tuple[str, ...] = ()) -> list[Path]:
