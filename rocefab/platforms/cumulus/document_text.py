@@ -133,12 +133,22 @@ def set_document_yaml(tree: dict[Any, Any]) -> str | None:
     return "".join(out)
 
 
+# Each key's head line by depth, shared by every document this process prints: the keys are the same few hundred
+# on every switch of a kind (link, mtu, state, the port names swp1s0...), and 4,096 switches printed each anew.
+# Bounded: an unusual fabric with many distinct keys starts it afresh rather than growing it without end.
+_HEADS: dict[int, dict[str, str]] = {}
+_HEADS_KEPT = 200_000
+
+
 class _Printed:
-    """What a document repeats, printed once per document: each key's head line at each depth (a switch repeats a
-    few hundred distinct keys thousands of times: link, mtu, state, type...) and each string value's text."""
+    """What a document repeats, printed once: each key's head line at each depth (a switch repeats a few hundred
+    distinct keys thousands of times: link, mtu, state, type...; kept for every document, `_HEADS`) and each
+    string value's text (for this document)."""
 
     def __init__(self) -> None:
-        self.heads: dict[int, dict[str, str]] = {}  # by depth, then key
+        if sum(map(len, _HEADS.values())) > _HEADS_KEPT:
+            _HEADS.clear()
+        self.heads = _HEADS  # by depth, then key
         self.values: dict[str, str] = {}
 
     def heads_at(self, indent: int) -> dict[str, str]:
