@@ -406,7 +406,7 @@ def publish(target: Path, fill: Callable[[Path, Unchanged], Filled], source: Sou
         unchanged = Unchanged(target, frozenset(owned), new_file_modes(),
                               {device: tuple(e) for device, e in by_device.items()}, previous.inputs,
                               previous.source.intent_sha256 if previous.source is not None else "",
-                              load_seen(target))
+                              load_seen(target) if owned else {})  # nothing to keep: no record needed
         filled = fill(staging, unchanged)
         entries = filled.entries
         new = [e.path for e in entries]
