@@ -58,6 +58,7 @@ class Cables:
             self.measured[key] = (cable.length_m, i)
         self.used: set[tuple[str, str]] = set()
         self.lengths = {kind: class_length(cabling, kind) for kind in Medium}
+        self.values = {kind: kind.value for kind in Medium}  # Enum.value is a property: looked up per link
 
     def link(self, kind: LinkKind, a: Endpoint, b: Endpoint, speed_gbps: int) -> Link:
         """The link with its medium and length (runs once per link, 300,000 times at 98,304 GPUs)."""
@@ -74,7 +75,7 @@ class Cables:
                             f"{a.device} {a.port} - {b.device} {b.port} is {medium_} "
                             f"(reach {REACH_M[medium_]} m) but measured {length} m",
                             "the planned medium cannot span it: move the equipment closer or re-rack"))
-        return Link(kind, a, b, speed_gbps, medium_.value, length)
+        return Link(kind, a, b, speed_gbps, self.values[medium_], length)
 
     def all_findings(self) -> list[Finding]:
         """The findings so far and one for each measured cable no link ends at: call once every link is made."""

@@ -16,9 +16,10 @@ GROUP = {Role.SUPERSPINE: "SUPERSPINES", Role.SPINE: "SPINES", Role.LEAF: "LEAVE
 def uplinks(state: PlanState, lower: SwitchDraft, ports: Sequence[Port], uppers: Sequence[SwitchDraft],
             per_upper: int) -> None:
     """Uplink i of a leaf (or spine) goes to the (i // per_upper)-th switch of the tier above."""
+    purpose = f"downlink to {lower.name}"
     for i, mine in enumerate(ports):
         upper = uppers[i // per_upper]
-        theirs = upper.allocator.next_port(mine.speed_gbps, f"downlink to {lower.name}")
+        theirs = upper.allocator.next_port(mine.speed_gbps, purpose)
         connect(state, lower, mine, upper, theirs)
 
 

@@ -51,16 +51,17 @@ def rail_hosts(state: PlanState) -> list[Host]:
             nics = []
             for r, nic in enumerate(intent.hosts.nics):
                 leaf = leaves[r]
-                port = leaf.allocator.next_port(fabric.nic_speed_gbps, f"host {name} {nic.netdev}")
+                described = f"{name} {nic.netdev}"
+                port = leaf.allocator.next_port(fabric.nic_speed_gbps, f"host {described}")
                 gateway, host_address = dotted(firsts[r] + 2 * i), dotted(firsts[r] + 2 * i + 1)
                 leaf_side = f"{gateway}/31"
+                host_end = Endpoint(name, nic.netdev)  # one record for the port's peer and the link's end
                 leaf.ports.append(SwitchPort(
                     port.name, port.cage, PortRole.HOST, port.speed_gbps, port.lanes, port.broken_out,
-                    Endpoint(name, nic.netdev), f"{name} {nic.netdev}", ipv4=leaf_side,
+                    host_end, described, ipv4=leaf_side,
                 ))
                 leaf.networks.append(leaf_side)
-                cable = state.link(LinkKind.HOST, Endpoint(leaf.name, port.name), Endpoint(name, nic.netdev),
-                                   port.speed_gbps)
+                cable = state.link(LinkKind.HOST, Endpoint(leaf.name, port.name), host_end, port.speed_gbps)
                 nics.append(HostNic(
                     nic.netdev, nic.rdma_device, fabric.nic_speed_gbps, r, leaf.name, port.name, f"{host_address}/31",
                     gateway, rail_routes[r], FIRST_NIC_TABLE + r, fabric_route, cable.length_m,
