@@ -80,13 +80,14 @@ def render_devices(folder: Path, plan: FabricPlan, devices: Iterable[int], leave
     keys: dict[str, str] = {}
     shapes: dict[str, str] = {}
     rendered: list[str] = []
+    folders: set[Path] = set()  # made already: not asked of the file system again for each device
     for i in devices:
         device = device_at(plan, i)
         key, shapes[device.name] = views.keys(device)
         keys[device.name] = key
         kept = unchanged.keep(device.name, key) if unchanged is not None else None
         if kept is None:
-            kept = write_files(folder, files_of(views, device, leave_out), unchanged)
+            kept = write_files(folder, files_of(views, device, leave_out), unchanged, folders)
             rendered.append(device.name)
         entries += kept
     return Devices(Filled(entries, keys, tuple(rendered)), shapes)

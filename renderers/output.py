@@ -97,16 +97,19 @@ class Filled:
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
 
 
-def write_files(folder: Path, files: Iterable[AnyFile], unchanged: Unchanged | None = None) -> list[Entry]:
+def write_files(folder: Path, files: Iterable[AnyFile], unchanged: Unchanged | None = None,
+                made: set[Path] | None = None) -> list[Entry]:
     """Write `files` under `folder`, which holds none of them yet; modes follow the umask, as a compiler's do.
     A file `unchanged` says the target holds already as rendered is not written (its entry says `kept`).
 
     Raw descriptors rather than `open()`: a large fabric is thousands of small files, and the buffered
     layer's extra system calls per file (fstat, isatty, lseek) cost more than the writing itself.
     O_EXCL turns two files claiming one path into an error instead of a silent overwrite. A streamed file is
-    hashed and written piece by piece, never held whole."""
+    hashed and written piece by piece, never held whole. `made` holds the folders known to exist, for a caller
+    writing many devices' files one device at a time into the same few folders."""
     entries: list[Entry] = []
-    made: set[Path] = set()
+    if made is None:
+        made = set()
     for f in files:
         path = folder / f.path
         if path.parent not in made:
