@@ -15,8 +15,9 @@ edited in the very tick it was seen in would keep its recorded times. A file cha
 verified it but before that render recorded it, within one tick of its own writing, is the one case this cannot
 tell, as for git.
 
-The record lives in the user's cache folder ($XDG_CACHE_HOME/rocefab/seen, else ~/.cache/rocefab/seen), one file
-per output folder, never in the output folder: a re-render that changes nothing leaves the folder untouched, and
+The record lives in rocefab's private cache folder `seen` (cache_home.py: $XDG_CACHE_HOME/rocefab/seen, else
+~/.cache/rocefab/seen, used only when nobody else can write there), one file per output folder, never in the
+output folder: a re-render that changes nothing leaves the folder untouched, and
 inode numbers would differ in every copy of it. A missing, unreadable or foreign record only means files are read.
 """
 
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from rocefab.renderers.cache_home import private_cache_folder
 from rocefab.renderers.record import record
 
 if TYPE_CHECKING:
@@ -57,20 +59,9 @@ class Seen:
     stamp: Stamp
 
 
-def records_folder() -> Path | None:
-    """Where the records live, or None when this user has no cache folder to use."""
-    base = Path(os.environ.get("XDG_CACHE_HOME", ""))
-    if not base.is_absolute():  # the XDG rule: a relative (or empty) value is ignored
-        try:
-            base = Path.home() / ".cache"
-        except RuntimeError:  # no home folder known
-            return None
-    return base / "rocefab" / "seen"
-
-
 def record_path(target: Path) -> Path | None:
     """The record of output folder `target` (its resolved path)."""
-    folder = records_folder()
+    folder = private_cache_folder("seen")
     return None if folder is None else folder / f"{hashlib.sha256(os.fsencode(target)).hexdigest()[:32]}.json"
 
 
@@ -140,9 +131,6 @@ def save_seen(target: Path, scratch: Path, entries: Iterable[Entry], renamed: fr
         files[entry.path] = [entry.sha256, entry.lines, *stamp]
     document = {"format": SEEN_FORMAT, "target": os.fsdecode(target), "files": files}
     try:
-        # rocefab/ as templating.template_cache makes it (only its user's: it refuses a folder open to others)
-        path.parent.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        path.parent.mkdir(mode=0o700, exist_ok=True)
         fd, name = tempfile.mkstemp(prefix=".seen-", dir=path.parent)
     except OSError:
         return

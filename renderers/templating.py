@@ -11,6 +11,7 @@ from pathlib import Path
 import jinja2
 from jinja2.bccache import Bucket
 
+from rocefab.renderers.cache_home import private_cache_folder
 from rocefab.renderers.plan import Source
 
 
@@ -57,26 +58,14 @@ class _TemplateCache(jinja2.FileSystemBytecodeCache):
 
 def template_cache() -> jinja2.BytecodeCache | None:
     """Each template compiled once per version of its source and user, not once per run (compiling them was 0.3
-    of a dry run's 1.9 CPU-s before its first device): kept in $XDG_CACHE_HOME/rocefab/templates (~/.cache),
-    folders only their user can write, since what they hold is loaded as code. Jinja checks each entry against
-    its template's source and the interpreter's bytecode version, so an edited template or another Python
-    compiles again. None (no cache) where those folders cannot be made ours."""
+    of a dry run's 1.9 CPU-s before its first device): kept in rocefab's private cache folder `templates`
+    (cache_home.py), since what it holds is loaded as code. Jinja checks each entry against its template's source
+    and the interpreter's bytecode version, so an edited template or another Python compiles again. None (no
+    cache) where that folder cannot be made ours."""
     if os.environ.get(CACHE_SWITCH) == "0":
         return None
-    try:
-        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        folder = root / "rocefab" / "templates"
-        folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        folder.mkdir(mode=0o700, exist_ok=True)
-        for made in (folder.parent, folder):  # whoever can write either could put code in the other's place
-            st = made.stat()
-            if st.st_uid != os.getuid() or st.st_mode & 0o022:
-                return None  # another user's, or open to others: its entries could be anybody's code
-        if folder.stat().st_mode & 0o077 or not os.access(folder, os.W_OK):
-            return None
-    except (OSError, RuntimeError):  # RuntimeError: no home folder to be found
-        return None
-    return _TemplateCache(str(folder))
+    folder = private_cache_folder("templates")
+    return None if folder is None else _TemplateCache(str(folder))
 
 
 def render(template: str, **context: object) -> str:

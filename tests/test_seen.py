@@ -14,6 +14,7 @@ import pytest
 from conftest import INTENTS, TEST_VERSION
 
 from rocefab.renderers import seen
+from rocefab.renderers.cache_home import private_cache_folder
 from rocefab.renderers.fanout import render_to_folder
 from rocefab.renderers.output import Entry, Filled
 from rocefab.renderers.pipeline import check_file
@@ -135,7 +136,7 @@ def test_a_renamed_file_is_recorded_only_if_it_is_the_one_written(tmp_path: Path
 
 
 def test_records_are_kept_for_the_most_recent_folders_only(tmp_path: Path) -> None:
-    folder = seen.records_folder()
+    folder = private_cache_folder("seen")
     assert folder is not None
     for n in range(seen.KEEP_RECORDS + 5):
         (tmp_path / f"out{n}").mkdir()
@@ -148,4 +149,17 @@ def test_records_are_kept_for_the_most_recent_folders_only(tmp_path: Path) -> No
 def test_a_relative_cache_home_is_ignored(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert seen.records_folder() == tmp_path / ".cache" / "rocefab" / "seen"
+    assert private_cache_folder("seen") == tmp_path / ".cache" / "rocefab" / "seen"
+
+
+def test_a_record_folder_others_can_write_is_not_used(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Anyone who could write a record could make a render keep an edited file as if it were rendered."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    folder = tmp_path / "rocefab" / "seen"
+    folder.mkdir(parents=True)
+    folder.chmod(0o777)
+    assert seen.record_path(tmp_path / "out") is None
+    seen.save_seen(tmp_path / "out", tmp_path, [], frozenset())  # writes nothing there
+    assert list(folder.iterdir()) == []
+    folder.chmod(0o700)
+    assert seen.record_path(tmp_path / "out") is not None
