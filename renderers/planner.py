@@ -218,18 +218,6 @@ def _finish(state: PlanState, hosts: list[Host]) -> FabricPlan:
         services=site_services(intent.services),
     )
 
-class _PortOrder(dict[str, tuple[str | int, ...]]):
-    """Each port name's natural sort key, worked out once: the switches of a model share their few hundred port
-    names, and a 98,304-GPU fabric sorts half a million ports."""
-
-    def __missing__(self, name: str) -> tuple[str | int, ...]:
-        made = self[name] = natural_key(name)
-        return made
-
-
-_PORT_ORDER = _PortOrder()
-
-
 def _freeze(intent: Intent, d: SwitchDraft, rack: str, pfc_headroom: Headroom | None, longest_cable_m: int,
             mtu: dict[str, int]) -> Switch:
     spec = d.model.spec
@@ -237,7 +225,7 @@ def _freeze(intent: Intent, d: SwitchDraft, rack: str, pfc_headroom: Headroom | 
     # One IP MTU per routed link: the smaller end's (the other end would accept packets it cannot send back)
     ports = tuple(sorted((p if p.role not in FABRIC_ROLES or mtu.get(p.peer.device, own) >= own else
                           replace(p, mtu_bytes=mtu[p.peer.device]) for p in d.ports),
-                         key=lambda sp: _PORT_ORDER[sp.name]))
+                         key=lambda sp: natural_key(sp.name)))
     vlans = tuple(sorted(v.id for v in intent.vlans)) if d.pair is not None else ()
     return Switch(
         name=d.name,
