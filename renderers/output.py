@@ -26,7 +26,7 @@ from pathlib import Path
 
 from rocefab.renderers.record import record
 from rocefab.renderers.render import AnyFile, RenderedFile, StreamedFile, counted_lines
-from rocefab.renderers.seen import load_seen, save_seen, stamp_of
+from rocefab.renderers.seen import Stamp, load_seen, save_seen, stamp_of
 from rocefab.renderers.unchanged import Unchanged, new_file_modes, read_exactly
 
 MANIFEST = "manifest.json"
@@ -49,7 +49,7 @@ class Entry:
     kept: bool = False  # already in the target as rendered (see unchanged.py): left there, not written
     executable: bool = False
     # the file's status when this render wrote or verified it (seen.py); not in the manifest
-    stamp: tuple[int, ...] = field(default=(), compare=False, repr=False)
+    stamp: Stamp | None = field(default=None, compare=False, repr=False)
 
 
 @record
@@ -161,7 +161,7 @@ class _Streamed:
         self.lines = 0
         self.agreed = 0  # leading bytes equal to the previous file's, not written yet
         self.fd: int | None = None
-        self.stamp: tuple[int, ...] = ()  # the status of the file kept or written, once finished
+        self.stamp: Stamp | None = None  # the status of the file kept or written, once finished
 
     def emit(self, text: str) -> None:
         data = text.encode()

@@ -116,7 +116,7 @@ def save_seen(target: Path, scratch: Path, entries: Iterable[Entry], renamed: fr
     files: dict[str, list[object]] = {}
     for entry in entries:
         stamp = entry.stamp
-        if len(stamp) != 6:
+        if stamp is None:
             continue
         if entry.path in renamed:
             try:

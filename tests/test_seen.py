@@ -95,7 +95,7 @@ def test_a_broken_or_foreign_record_only_means_reading(plan: FabricPlan, tmp_pat
         assert seen.load_seen(out.resolve())  # written anew, usable
 
 
-def _entry(path: str, stamp: tuple[int, ...]) -> Entry:
+def _entry(path: str, stamp: seen.Stamp | None) -> Entry:
     return Entry(path, "fabric", "test", "0" * 64, 3, True, False, stamp)
 
 
@@ -110,7 +110,7 @@ def test_a_status_stamped_in_the_probes_tick_or_later_is_not_recorded(tmp_path: 
         _entry("modified-late", (1, 3, regular, 3, now + 10**12, now - 10**9)),
         _entry("changed-late", (1, 4, regular, 3, now - 10**9, now + 10**12)),
         _entry("a-folder", (1, 5, 0o040755, 3, now - 10**9, now - 10**9)),
-        _entry("unstamped", ()),
+        _entry("unstamped", None),
     ]
     seen.save_seen(tmp_path, tmp_path / "scratch", entries, frozenset())
     recorded = seen.load_seen(tmp_path)
