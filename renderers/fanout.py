@@ -64,7 +64,7 @@ _parts: list[PlanPart] = []
 @record
 class Devices:
     """What rendering (or keeping) some devices gives: the entries and keys, and each device's shape (the digest
-    of its repr, which the topology key is made of, input_keys.topology_key)."""
+    of its key text, which the topology key is made of, input_keys.topology_key)."""
 
     filled: Filled
     shapes: dict[str, str]
@@ -80,7 +80,7 @@ def render_devices(folder: Path, plan: FabricPlan, devices: Iterable[int], leave
     keys: dict[str, str] = {}
     shapes: dict[str, str] = {}
     rendered: list[str] = []
-    folders: set[Path] = set()  # made already: not asked of the file system again for each device
+    folders: set[str] = set()  # made already: not asked of the file system again for each device
     for i in devices:
         device = device_at(plan, i)
         key, shapes[device.name] = views.keys(device)
@@ -100,8 +100,8 @@ def _render_share(folder: Path, devices: range) -> Devices:
 
 @record
 class Links:
-    """The digests of one part's links: of their reprs (`shape`, input_keys.links_digest) and of both their reprs
-    and cable values (`whole`)."""
+    """The digests of one part's links: of their key text (`shape`, input_keys.links_digest) and of both that
+    and their cable values (`whole`)."""
 
     shape: str
     whole: str

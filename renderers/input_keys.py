@@ -9,14 +9,19 @@ that started reading another device (or a setting its view leaves out) would fai
 key unsound.
 
 The key of a device is SHA-256 over the code's fingerprint, the kinds of file left out, its view, the device
-record and its cable values (their `repr`: records are dataclasses of strings, numbers, enums and tuples, whose
-repr is exact and the same in every process, and which leaves out the cable values, plan.cable_values). The
-fabric-wide files (cabling, the diagram, ...) read the whole plan: their key covers the view, the full source,
-every device's key and the links. plan/'s parts have keys of their own (plan_parts.py). So do the monitoring and
-the bandwidth tests, which read the fabric's topology only: their key, `topology_key`, covers the devices' and
-links' reprs without their cable values, and the view without the services' raw lines, so a measured cable or
-one switch's raw lines leave them as they are (tests/test_input_keys.py renders them from a plan with every one
-of those changed and compares).
+record's `key_text` and its cable values (plan.cable_values, which the key text leaves out). The key text is
+the record as JSON arrays of the values its repr shows, nested records likewise and enums by value, printed by
+orjson's C code: a third of the cost of the repr (which spells every class and field name) for the same
+information. It is one-to-one because of what the device records are (tests/test_input_keys.py checks it of
+every record a device can hold): strings, integers, booleans, enums of distinct values, records and tuples of
+them, each position of one such type or that or None, no float and no other union, so reading the JSON back
+with the declared types gives the record again. The fabric-wide files (cabling, the diagram, ...) read the whole
+plan: their key covers the view, the full source, every device's key and the links (their key text too).
+plan/'s parts have keys of their own (plan_parts.py). So do the monitoring and the bandwidth tests, which
+read the fabric's topology only: their key, `topology_key`, covers the devices' and links' key texts without
+their cable values, and the view without the services' raw lines, so a measured cable or one switch's raw
+lines leave them as they are (tests/test_input_keys.py renders them from a plan with every one of those
+changed and compares).
 """
 
 from __future__ import annotations
@@ -24,14 +29,17 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-from collections.abc import Collection, Sequence
-from dataclasses import fields, replace
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import fields, is_dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any, cast
 
+import orjson
+
 import rocefab
 from rocefab.renderers.plan import FabricPlan, Host, HostProfile, Link, Switch, cable_values
+from rocefab.renderers.record import shown_values
 from rocefab.renderers.services import RawLines, SiteServices
 
 _PACKAGE = Path(rocefab.__file__).parent  # models/, renderers/, templates/ ... are in it (links in a checkout)
@@ -45,7 +53,8 @@ def code_fingerprint() -> str:
     import jinja2
     import yaml
 
-    versions = f"{sys.version}\0jinja2 {jinja2.__version__}\0pyyaml {yaml.__version__}"
+    # orjson prints the plan's JSON (jsontext) and the key texts
+    versions = f"{sys.version}\0jinja2 {jinja2.__version__}\0pyyaml {yaml.__version__}\0orjson {orjson.__version__}"
     return tree_fingerprint(_PACKAGE, versions)
 
 
@@ -98,9 +107,28 @@ def render_base(view: FabricPlan, leave_out: Collection[str]) -> bytes:
     return digest.digest()
 
 
+_SHOWN: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
+
+
+def _shown(value: object) -> tuple[Any, ...]:
+    """What `key_text` prints of a record: the values its repr shows (orjson asks for each record it meets)."""
+    kind = type(value)
+    values = _SHOWN.get(kind)
+    if values is None:
+        if not is_dataclass(kind):
+            raise TypeError(f"{kind.__name__} has no key text")
+        values = _SHOWN[kind] = shown_values(kind)
+    return values(value)
+
+
+def key_text(value: object) -> bytes:
+    """`value` (a record, or a tuple of records) as the input keys print it: see the module's text."""
+    return orjson.dumps(value, default=_shown, option=orjson.OPT_PASSTHROUGH_DATACLASS)
+
+
 def device_keys(base: bytes, device: Switch | Host) -> tuple[str, str]:
-    """The device's input key, and the digest of its repr alone (what the topology key is made of)."""
-    shape = hashlib.sha256(repr(device).encode())
+    """The device's input key, and the digest of its key text alone (what the topology key is made of)."""
+    shape = hashlib.sha256(key_text(device))
     digest = hashlib.sha256(base)
     digest.update(shape.digest())
     digest.update(repr(cable_values(device)).encode())
@@ -123,7 +151,7 @@ class DeviceViews:
         return device_keys(self._group(device)[1], device)[0]
 
     def keys(self, device: Switch | Host) -> tuple[str, str]:
-        """The device's input key and its shape: the digest of its repr, without view or cable values."""
+        """The device's input key and its shape: the digest of its key text, without view or cable values."""
         return device_keys(self._group(device)[1], device)
 
     def _group(self, device: Switch | Host) -> tuple[FabricPlan, bytes]:
@@ -146,11 +174,8 @@ def fabric_key(plan: FabricPlan, leave_out: Collection[str], device_keys: dict[s
 
 
 def links_digest(links: Sequence[Link]) -> str:
-    """The digest of the links' reprs, which leave out their cable values (see `links_cables_digest`)."""
-    digest = hashlib.sha256()
-    for start in range(0, len(links), 8192):  # a slice's repr at a time: one call per link costs twice as much
-        digest.update(repr(links[start:start + 8192]).encode())
-    return digest.hexdigest()
+    """The digest of the links' key text, which leaves out their cable values (see `links_cables_digest`)."""
+    return hashlib.sha256(key_text(tuple(links))).hexdigest()
 
 
 def links_cables_digest(links: Sequence[Link]) -> str:

@@ -10,6 +10,7 @@ encoder: a port, a link, a NIC, a BGP neighbour per line, greppable and diffable
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import types
 import typing
@@ -137,17 +138,22 @@ def _plain_float(value: object) -> bool:
 _EXACT: dict[type, tuple[str, ...] | None] = {}
 
 
+def _exact_fields(kind: type) -> tuple[str, ...] | None:
+    """`_float_fields(kind)`, worked out once per type."""
+    try:
+        return _EXACT[kind]
+    except KeyError:
+        floats = _EXACT[kind] = _float_fields(kind)
+        return floats
+
+
 def _encode_tight(value: object) -> str:
     """The standard encoder's one-line text without blanks, made by orjson (about twice as fast on plan records,
     and a 98,304-GPU plan/ is 2.4 million of them) for a record whose declared types print the same from both,
     a float field only while its value is one orjson prints alike (`_plain_float`: 99,840 bandwidth pairs'
     minimum rates), and unless the text holds a character beyond ASCII (orjson prints UTF-8, the standard
     encoder escapes it)."""
-    kind = type(value)
-    try:
-        floats = _EXACT[kind]
-    except KeyError:
-        floats = _EXACT[kind] = _float_fields(kind)
+    floats = _exact_fields(type(value))
     if floats is not None and all(_plain_float(getattr(value, name)) for name in floats):
         try:
             data = orjson.dumps(value, default=_record, option=orjson.OPT_PASSTHROUGH_DATACLASS)
@@ -156,6 +162,20 @@ def _encode_tight(value: object) -> str:
         if data.isascii():
             return data.decode()
     return _encode_standard_tight(value)
+
+
+_dumps_record = functools.partial(orjson.dumps, default=_record, option=orjson.OPT_PASSTHROUGH_DATACLASS)
+
+
+def _joined_tight(values: list[Any] | tuple[Any, ...], separator: str) -> str:
+    """`separator.join(map(_encode_tight, values))` for records of one type that `_encode_tight` always gives to
+    orjson (no float field, every field printed alike by both encoders): one orjson call per record from C,
+    without a Python call of its own, and one ASCII test for all (a plan/ part's ports and links)."""
+    try:
+        data = separator.encode().join(map(_dumps_record, values))
+    except orjson.JSONEncodeError:  # an integer beyond 64 bits: the records one by one
+        return separator.join(map(_encode_tight, values))
+    return data.decode() if data.isascii() else separator.join(map(_encode_tight, values))
 
 
 def encode_compact(value: object) -> str:
@@ -258,9 +278,14 @@ def _write_list(values: list[Any] | tuple[Any, ...], pad: str, out: _Out) -> Non
         # Records without list fields are one line each whatever they hold: a plan's ports, links and BGP
         # neighbours, more than a million in a 98,304-GPU fabric, printed without a per-record decision.
         separator = f",\n{inner}"
+        if out.leaf is _encode_tight and _exact_fields(kind) == ():
+            def join(chunk: list[Any] | tuple[Any, ...]) -> str:
+                return _joined_tight(chunk, separator)
+        else:
+            def join(chunk: list[Any] | tuple[Any, ...]) -> str:
+                return separator.join(map(out.leaf, chunk))
         for start in range(0, len(values), 4096):
-            out.append(("[\n" + inner if start == 0 else separator)
-                       + separator.join(map(out.leaf, values[start:start + 4096])))
+            out.append(("[\n" + inner if start == 0 else separator) + join(values[start:start + 4096]))
             out.flush()
         out.append(f"\n{pad}]")
         return

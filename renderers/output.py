@@ -98,7 +98,7 @@ _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
 
 
 def write_files(folder: Path, files: Iterable[AnyFile], unchanged: Unchanged | None = None,
-                made: set[Path] | None = None) -> list[Entry]:
+                made: set[str] | None = None) -> list[Entry]:
     """Write `files` under `folder`, which holds none of them yet; modes follow the umask, as a compiler's do.
     A file `unchanged` says the target holds already as rendered is not written (its entry says `kept`).
 
@@ -106,15 +106,19 @@ def write_files(folder: Path, files: Iterable[AnyFile], unchanged: Unchanged | N
     layer's extra system calls per file (fstat, isatty, lseek) cost more than the writing itself.
     O_EXCL turns two files claiming one path into an error instead of a silent overwrite. A streamed file is
     hashed and written piece by piece, never held whole. `made` holds the folders known to exist, for a caller
-    writing many devices' files one device at a time into the same few folders."""
+    writing many devices' files one device at a time into the same few folders. Paths are joined as text: a
+    render's relative paths are rocefab's own (names checked by the schema), and a pathlib object per file cost
+    more than its system calls' arguments."""
     entries: list[Entry] = []
     if made is None:
         made = set()
+    top = os.fspath(folder)
     for f in files:
-        path = folder / f.path
-        if path.parent not in made:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            made.add(path.parent)
+        path = f"{top}/{f.path}"
+        parent = path.rpartition("/")[0]
+        if parent not in made:
+            Path(parent).mkdir(parents=True, exist_ok=True)
+            made.add(parent)
         mode = 0o777 if f.executable else 0o666
         if isinstance(f, StreamedFile):
             writer = _Streamed(path, mode, unchanged.open_previous(f.path, f.executable) if unchanged else None,
@@ -154,7 +158,7 @@ class _Streamed:
     the pieces are first compared with it and nothing is written while they agree: the file is kept when all
     agree, and at the first difference the agreed part is copied from it and writing goes on from there."""
 
-    def __init__(self, path: Path, mode: int, previous: int | None, device: str) -> None:
+    def __init__(self, path: str, mode: int, previous: int | None, device: str) -> None:
         self.path, self.mode, self.previous = path, mode, previous
         self.digest = hashlib.sha256()
         self.device = device  # whose file: what its lines are counted for (counted_lines)
@@ -194,7 +198,7 @@ class _Streamed:
             _write_all(self.fd, chunk)
             done += len(chunk)
         if copied.digest() != self.digest.digest():
-            raise OSError(f"{self.path.name} in the output folder changed while this render read it")
+            raise OSError(f"{Path(self.path).name} in the output folder changed while this render read it")
 
     def finish(self) -> bool:
         """Whether the previous file was kept (else the new one is complete)."""

@@ -14,14 +14,12 @@ from rocefab.models.resolve import Role
 from rocefab.renderers.headroom import Headroom
 from rocefab.renderers.jsontext import dumps_outline
 from rocefab.renderers.nic_headroom import nic_cable_len
-from rocefab.renderers.record import quick_repr, record
+from rocefab.renderers.record import record
 from rocefab.renderers.services import SiteServices
 
 __all__ = ["Role"]  # the tiers, as the resolution names them; the plan's other types are defined here
-quick_repr(Role)  # a switch's role is in its repr, its input key's text (models/ stays free of renderers/)
 
 
-@quick_repr
 class PortRole(StrEnum):
     HOST = "host"  # leaf port facing a host NIC
     UPLINK = "uplink"  # port facing the next tier up (leaf to spine, spine to super-spine)
@@ -29,7 +27,6 @@ class PortRole(StrEnum):
     PEER_LINK = "peer-link"  # leaf port facing its MLAG/vPC peer
 
 
-@quick_repr
 class LinkKind(StrEnum):
     HOST = "host"
     FABRIC = "fabric"

@@ -6,45 +6,31 @@ fields, measured here), and building those objects was most of the planner's tim
 with a hash, like a frozen one; what it gives up is the run-time refusal of assignment, which `mypy --strict` still
 enforces on every module of the package (it reads `record` as `frozen=True` through `dataclass_transform`).
 
-Its `repr` is the dataclass's text without the dataclass's guard against a record holding itself (records hold
-only values and other records, never themselves): the input keys are the reprs of every device and link
-(input_keys.py), and the guard, a set lookup and a try/finally per nested record, was a third of their cost.
-For the same reason the enums records hold (`quick_repr`) print their members' repr from a table made once:
-`Enum.__repr__` formats it anew each time, for each of half a million ports' roles.
+The input keys print records through `shown_values`: the values of the fields a record's repr shows, as a
+tuple orjson prints in C (input_keys.key_text), rather than the repr, which spells every class and field name
+in Python for each of a 98,304-GPU plan's half a million ports.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields
-from enum import Enum
-from typing import TypeVar, dataclass_transform
+from typing import Any, TypeVar, dataclass_transform
 
 T = TypeVar("T")
-E = TypeVar("E", bound=type[Enum])
 
 
 @dataclass_transform(frozen_default=True)
 def record(cls: type[T]) -> type[T]:
-    made = dataclass(slots=True, unsafe_hash=True)(cls)
-    made.__repr__ = _repr_of(made)  # type: ignore[assignment,method-assign]
-    return made
+    return dataclass(slots=True, unsafe_hash=True)(cls)
 
 
-def _repr_of(cls: type) -> object:
-    """A `__repr__` printing what the dataclass's prints: `Name(field=value!r, ...)` of the fields shown in it."""
-    shown = ", ".join(f"{f.name}={{self.{f.name}!r}}" for f in fields(cls) if f.repr)
+def shown_values(cls: type) -> Callable[[Any], tuple[Any, ...]]:
+    """A function giving the values of a `cls` record's fields shown in its repr, in their declared order: what
+    the input keys print of each nested record (input_keys.key_text)."""
+    names = [f.name for f in fields(cls) if f.repr]
+    # a field's name is an identifier (dataclasses refuses any other), so this is the tuple's literal
     namespace: dict[str, object] = {}
-    exec(f"def __repr__(self):\n    return f'{{self.__class__.__qualname__}}({shown})'", namespace)
-    return namespace["__repr__"]
-
-
-def quick_repr(cls: E) -> E:
-    """An enum whose members print `Enum.__repr__`'s text, looked up instead of formatted (a fourth of the cost
-    of a 98,304-GPU plan's reprs); the enum must be complete when decorated."""
-    texts = {member: Enum.__repr__(member) for member in cls}
-
-    def __repr__(self: Enum) -> str:
-        return texts[self]
-
-    cls.__repr__ = __repr__  # type: ignore[assignment,method-assign]
-    return cls
+    exec(f"def values(value):\n    return ({''.join(f'value.{name}, ' for name in names)})", namespace)
+    made: Callable[[Any], tuple[Any, ...]] = namespace["values"]  # type: ignore[assignment]
+    return made

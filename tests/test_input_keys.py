@@ -10,10 +10,14 @@ same bytes.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import hashlib
+import types
 import typing
 from dataclasses import replace
+from typing import Any
 
+import orjson
 import pytest
 from conftest import EXAMPLES, example_plan
 
@@ -134,3 +138,64 @@ def test_a_change_of_topology_changes_the_topology_key() -> None:
     slower = replace(plan, links=(replace(plan.links[0], speed_gbps=plan.links[0].speed_gbps // 2), *plan.links[1:]))
     keys = {_topology_key(p) for p in (plan, renamed, slower)}
     assert len(keys) == 3
+
+
+def _printable_once(hint: object, where: str) -> None:
+    """Fail unless every value of type `hint` has a JSON text of its own among the values of that type: a str,
+    int or bool; an enum of distinct str values; a record whose shown fields are each printable once; a tuple of
+    such; or one of those or None. No float (orjson prints NaN as null) and no other union."""
+    args = typing.get_args(hint)
+    if hint in (str, int, bool):
+        return
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        values = [member.value for member in hint]
+        assert all(isinstance(v, str) for v in values) and len(set(values)) == len(values), where
+        return
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        hints = typing.get_type_hints(hint)
+        for f in dataclasses.fields(hint):
+            if f.repr:
+                _printable_once(hints[f.name], f"{hint.__name__}.{f.name}")
+        return
+    if typing.get_origin(hint) is tuple:
+        for arg in args:
+            if arg is not Ellipsis:
+                _printable_once(arg, where)
+        return
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        others = [arg for arg in args if arg is not type(None)]
+        assert len(args) == 2 and len(others) == 1, f"{where}: {hint} mixes kinds one JSON text could stand for"
+        _printable_once(others[0], where)
+        return
+    raise AssertionError(f"{where}: {hint} is not a type the key text prints one-to-one")
+
+
+@pytest.mark.parametrize("root", [Switch, Host, Link])
+def test_the_key_text_is_one_to_one_for_every_record_a_device_or_link_holds(root: type) -> None:
+    """Read back with the declared types, the key text of any value of these records gives that value again:
+    so two devices with the same key text are the same device (but for the cable values, which the key adds)."""
+    _printable_once(root, root.__name__)
+
+
+def _as_shown(value: Any) -> Any:
+    """What the key text of `value` reads back as, written with dataclasses.fields instead of shown_values."""
+    if dataclasses.is_dataclass(value):
+        return [_as_shown(getattr(value, f.name)) for f in dataclasses.fields(value) if f.repr]
+    if isinstance(value, tuple):
+        return [_as_shown(item) for item in value]
+    if isinstance(value, enum.Enum):
+        return value.value
+    return value
+
+
+@pytest.mark.parametrize("name", ["lab", "pod32", "cluster1024-rail"])
+def test_the_key_text_prints_every_shown_field_of_every_device_and_link(name: str) -> None:
+    plan = example_plan(name)
+    for device in (*plan.switches, *plan.hosts):
+        assert orjson.loads(input_keys.key_text(device)) == _as_shown(device), device.name
+    assert orjson.loads(input_keys.key_text(plan.links)) == _as_shown(plan.links)
+
+
+def test_the_key_text_refuses_what_is_not_a_record() -> None:
+    with pytest.raises(TypeError):
+        input_keys.key_text((frozenset({"a"}),))
