@@ -17,19 +17,24 @@ def uplinks(state: PlanState, lower: SwitchDraft, ports: Sequence[Port], uppers:
             per_upper: int) -> None:
     """Uplink i of a leaf (or spine) goes to the (i // per_upper)-th switch of the tier above."""
     purpose = f"downlink to {lower.name}"
+    # BGP unnumbered where both ends support it: asked of the catalogue per upper switch, not per link
+    lower_can = state.intent.underlay.unnumbered == "auto" and lower.model.spec.bgp_unnumbered
+    upper_can: dict[str, bool] = {}
     for i, mine in enumerate(ports):
         upper = uppers[i // per_upper]
         theirs = upper.allocator.next_port(mine.speed_gbps, purpose)
-        connect(state, lower, mine, upper, theirs)
+        unnumbered = upper_can.get(upper.name)
+        if unnumbered is None:
+            unnumbered = upper_can[upper.name] = lower_can and upper.model.spec.bgp_unnumbered
+        connect(state, lower, mine, upper, theirs, unnumbered)
 
 
-def connect(state: PlanState, lower: SwitchDraft, mine: Port, upper: SwitchDraft, theirs: Port) -> None:
-    """A routed fabric link: BGP unnumbered where both ends support it, a /31 otherwise."""
-    underlay = state.intent.underlay
-    unnumbered = underlay.unnumbered == "auto" and lower.model.spec.bgp_unnumbered and upper.model.spec.bgp_unnumbered
+def connect(state: PlanState, lower: SwitchDraft, mine: Port, upper: SwitchDraft, theirs: Port,
+            unnumbered: bool) -> None:
+    """A routed fabric link: BGP unnumbered if `unnumbered` (both ends support it), a /31 otherwise."""
     lower_ip = upper_ip = None
     if not unnumbered:
-        net = underlay.p2p_subnet
+        net = state.intent.underlay.p2p_subnet
         if 2 * state.p2p_next + 1 >= net.num_addresses:
             raise AllocationError("address-pool-too-small", f"underlay.p2p_subnet {net} ran out of /31s",
                                   "use a larger p2p_subnet")

@@ -17,7 +17,7 @@ from rocefab.renderers.common import adaptive_routing_port
 from rocefab.renderers.drafts import PlanningError, PlanState, SwitchDraft
 from rocefab.renderers.headroom import Headroom, headroom
 from rocefab.renderers.links import uplinks
-from rocefab.renderers.natural import natural_key
+from rocefab.renderers.natural import natural_key, natural_order
 from rocefab.renderers.pairs import plan_pair
 from rocefab.renderers.placement import Placed, place
 from rocefab.renderers.plan import (
@@ -34,6 +34,7 @@ from rocefab.renderers.plan import (
     Role,
     Source,
     Switch,
+    SwitchPort,
     Vlan,
 )
 from rocefab.renderers.ports import AllocationError
@@ -205,12 +206,16 @@ def _finish(state: PlanState, hosts: list[Host]) -> FabricPlan:
                 need = needs[key] = headroom(*key, measured)
             if device not in worst or (need.bytes, need.cable_m) > (worst[device].bytes, worst[device].cable_m):
                 worst[device] = need
+    names: dict[str, set[str]] = {}
+    for d in switches:
+        names.setdefault(d.model.name, set()).update([p.name for p in d.ports])
+    orders = {model: natural_order(used) for model, used in names.items()}
     return FabricPlan(
         source=state.source,
         qos=plan_qos(intent),
         vlans=tuple(Vlan(v.id, v.name, str(v.subnet)) for v in sorted(intent.vlans, key=lambda v: v.id)),
-        switches=tuple(_freeze(intent, d, racks[d.name], worst.get(d.name), longest.get(d.name, 0), mtu)
-                       for d in switches),
+        switches=tuple(_freeze(intent, d, racks[d.name], worst.get(d.name), longest.get(d.name, 0), mtu,
+                               orders[d.model.name]) for d in switches),
         hosts=tuple(hosts),
         links=tuple(links),
         host_profile=_host_profile(intent),
@@ -218,14 +223,25 @@ def _finish(state: PlanState, hosts: list[Host]) -> FabricPlan:
         services=site_services(intent.services),
     )
 
+def _in_port_order(ports: list[SwitchPort], order: tuple[str, ...] | None) -> tuple[SwitchPort, ...]:
+    """`ports` sorted by the natural order of their names: picked in `order` (every port name of the switch's
+    model in the plan, natural_order's) when no name is taken twice, a lookup per name instead of a sort key
+    made in Python per port (half a million at 98,304 GPUs, before any worker starts). A name taken twice, or
+    names `order` could not order (None), take the sort, which keeps both for the plan's checks to report."""
+    if order is not None:
+        by_name = {p.name: p for p in ports}
+        if len(by_name) == len(ports):
+            return tuple([p for p in map(by_name.get, order) if p is not None])
+    return tuple(sorted(ports, key=lambda sp: natural_key(sp.name)))
+
+
 def _freeze(intent: Intent, d: SwitchDraft, rack: str, pfc_headroom: Headroom | None, longest_cable_m: int,
-            mtu: dict[str, int]) -> Switch:
+            mtu: dict[str, int], order: tuple[str, ...] | None) -> Switch:
     spec = d.model.spec
     own = mtu[d.name]
     # One IP MTU per routed link: the smaller end's (the other end would accept packets it cannot send back)
-    ports = tuple(sorted((p if p.role not in FABRIC_ROLES or mtu.get(p.peer.device, own) >= own else
-                          replace(p, mtu_bytes=mtu[p.peer.device]) for p in d.ports),
-                         key=lambda sp: natural_key(sp.name)))
+    ports = _in_port_order([p if p.role not in FABRIC_ROLES or mtu.get(p.peer.device, own) >= own else
+                            replace(p, mtu_bytes=mtu[p.peer.device]) for p in d.ports], order)
     vlans = tuple(sorted(v.id for v in intent.vlans)) if d.pair is not None else ()
     return Switch(
         name=d.name,

@@ -268,3 +268,26 @@ def test_a_pinned_spine_count_that_does_not_fit_says_what_would(tmp_path: Path, 
     assert (finding.code, finding.path) == ("spine-count-unfit", ("topology", "spines_per_pod"))
     assert finding.message.startswith(message)
     assert finding.hint == "counts that fit: 6, 10, 15, 30"
+
+
+@given(st.permutations(range(40)), st.lists(st.integers(0, 39), max_size=3))
+def test_ports_come_out_in_the_natural_order_of_their_names(shuffled: list[int], doubled: list[int]) -> None:
+    """The planner puts a switch's ports in the natural order of their names by picking them in its model's
+    order (planner._in_port_order), which must be what sorting by natural_key gives: names of cages and
+    broken-out children in any order, a name taken twice (both kept, for the plan's checks), no order at all."""
+    from rocefab.renderers import planner
+    from rocefab.renderers.natural import natural_key, natural_order
+
+    template = example_plan("pod32").switches[0].ports[0]
+    names = [f"swp{1 + i // 4}" if i % 4 == 3 else f"swp{1 + i // 4}s{i % 4}" for i in range(40)]
+    ports = [replace(template, name=names[i]) for i in shuffled] + [replace(template, name=names[i]) for i in doubled]
+    expected = sorted(ports, key=lambda p: natural_key(p.name))
+    for order in (natural_order({p.name for p in ports}), natural_order(names), None):
+        assert list(planner._in_port_order(ports, order)) == expected
+
+
+def test_names_of_the_same_natural_key_have_no_natural_order() -> None:
+    from rocefab.renderers.natural import natural_order
+
+    assert natural_order(["swp10", "swp2", "swp1s1"]) == ("swp1s1", "swp2", "swp10")
+    assert natural_order(["swp1", "swp01"]) is None
