@@ -220,14 +220,22 @@ def manifest_json(files: Sequence[RenderedFile | Entry], source: Source | None =
                   inputs: dict[str, str] | None = None) -> str:
     """The manifest: each file's path, device, kind and hash (and `executable` when it is), where the render came
     from, and the input keys it was made from (see input_keys.py), when given."""
+    return _manifest_text(_manifest_lines(files), source, inputs)
+
+
+def _manifest_lines(files: Iterable[RenderedFile | Entry]) -> list[str]:
+    """Each file's line of the manifest, in path order."""
     text = json.encoder.encode_basestring_ascii  # what json.dumps prints for a string
     # 41,000 entries at 98,304 GPUs: each line is formatted as json.dumps prints the entry's dict, not dumped
-    entries = [
+    return [
         f'{{"path": {text(f.path)}, "device": {text(f.device)}, "kind": {text(f.kind)}, "sha256": '
         f'{text(f.sha256 if isinstance(f, Entry) else hashlib.sha256(f.content.encode()).hexdigest())}'
         + (', "executable": true}' if f.executable else "}")
         for f in sorted(files, key=lambda f: f.path)
     ]
+
+
+def _manifest_text(entries: list[str], source: Source | None, inputs: dict[str, str] | None) -> str:
     head: dict[str, object] = {}
     if source is not None:
         head = {"rocefab": source.rocefab, "intent": {"path": source.intent_path, "sha256": source.intent_sha256}}
@@ -423,15 +431,17 @@ def publish(target: Path, fill: Callable[[Path, Unchanged], Filled], source: Sou
             raise OutputError(f"{target} already holds {shown}, which no previous render of rocefab wrote "
                               f"(per {MANIFEST}): refusing to overwrite")
         stale = sorted(owned - set(new))
-        final = manifest_json(entries, source, filled.inputs)
+        lines = _manifest_lines(entries)
+        final = _manifest_text(lines, source, filled.inputs)
         if not stale and all(e.kept for e in entries) and _holds_text(target / MANIFEST, final):
             published = True  # nothing to move, nothing to remove, the very manifest: the folder is left as it is
             save_seen(target, staging, entries, frozenset())
             return filled
         # Until the final manifest is in place, one listing every path either render owns, so an interruption
         # leaves no rocefab file unclaimed (the next render then replaces or removes it).
-        claim = [*entries, *(Entry(p, "fabric", "stale", "") for p in stale)]
-        (target / MANIFEST).write_text(manifest_json(claim, source), encoding="utf-8")
+        # (the same lines as the final manifest's when nothing is stale: made once, 41,000 at 98,304 GPUs)
+        claim = _manifest_lines([*entries, *(Entry(p, "fabric", "stale", "") for p in stale)]) if stale else lines
+        (target / MANIFEST).write_text(_manifest_text(claim, source, None), encoding="utf-8")
         renamed = _move_into_place(staging, target, [e.path for e in entries if not e.kept])
         for path in stale:
             with contextlib.suppress(FileNotFoundError):
