@@ -278,14 +278,11 @@ def _write_list(values: list[Any] | tuple[Any, ...], pad: str, out: _Out) -> Non
         # Records without list fields are one line each whatever they hold: a plan's ports, links and BGP
         # neighbours, more than a million in a 98,304-GPU fabric, printed without a per-record decision.
         separator = f",\n{inner}"
-        if out.leaf is _encode_tight and _exact_fields(kind) == ():
-            def join(chunk: list[Any] | tuple[Any, ...]) -> str:
-                return _joined_tight(chunk, separator)
-        else:
-            def join(chunk: list[Any] | tuple[Any, ...]) -> str:
-                return separator.join(map(out.leaf, chunk))
+        all_orjson = out.leaf is _encode_tight and _exact_fields(kind) == ()
         for start in range(0, len(values), 4096):
-            out.append(("[\n" + inner if start == 0 else separator) + join(values[start:start + 4096]))
+            chunk = values[start:start + 4096]
+            joined = _joined_tight(chunk, separator) if all_orjson else separator.join(map(out.leaf, chunk))
+            out.append(("[\n" + inner if start == 0 else separator) + joined)
             out.flush()
         out.append(f"\n{pad}]")
         return
