@@ -82,6 +82,7 @@ class _Printer:
         self.bw = bw
         self.gids: dict[str, str] = {}
         self.quoted: dict[str, str] = {}
+        self.sides: dict[int, str] = {}
         # the options after the GID up to the QPs, then after them up to the end
         self.timing = f"-F --report_gbits -D {bw.duration_s} -q"
         self.tclass = f"--tclass={bw.tclass}"
@@ -113,11 +114,20 @@ class _Printer:
         return ("GID_INDEX is where /sys/class/infiniband/DEVICE/ports/1/gids/ holds the RoCE v2 GID of the side's "
                 f"address (IPv4-mapped{said}); run-perftest.sh looks it up on the host.")
 
+    def side(self, port: RdmaPort) -> str:
+        """A port's arguments to run-perftest.sh's pair(): its host, device and GID (each port is a client once and
+        a server once, so each is printed twice)."""
+        found = self.sides.get(id(port))  # by identity: the ports live as long as the plan this prints
+        if found is None:
+            found = self.sides[id(port)] = f"{self.quote(port.host)} {self.quote(port.device)} {self.gid(port.address)}"
+        return found
+
     def pair_line(self, pair: PerftestPair) -> str:
         """One `pair` call of run-perftest.sh (its arguments as the script's pair() takes them)."""
-        c, s, q = pair.client, pair.server, self.quote
-        return (f"pair {pair.round} {pair.number} {q(c.host)} {q(c.device)} {self.gid(c.address)} {q(s.host)} "
-                f"{q(s.device)} {self.gid(s.address)} {s.address} {pair.port} {pair.qps}\n")
+        sides = self.sides
+        c = sides.get(id(pair.client)) or self.side(pair.client)
+        s = sides.get(id(pair.server)) or self.side(pair.server)
+        return f"pair {pair.round} {pair.number} {c} {s} {pair.server.address} {pair.port} {pair.qps}\n"
 
 
 def _rounds_text(plan: FabricPlan, bw: BandwidthPlan, printer: _Printer) -> str:
