@@ -99,10 +99,15 @@ def _interfaces(switch: Switch, watchdog: bool) -> Tree:
 
     for breakout in switch.breakouts:
         interfaces[breakout.parent] = _breakout(breakout.factor)
+    # the few kinds of port a switch has, each's stamp looked up once (a spine has 128 ports of one kind)
+    stamps: dict[tuple[object, ...], Stamp] = {}
     for port in switch.ports:
-        lane_speed = f"{port.speed_gbps}G" if port.broken_out else None
-        adaptive = adaptive_routing and adaptive_routing_port(port, SPEC)
-        stamp = _port_stamp(lane_speed, switch.port_mtu(port), bool(port.ipv4), watchdog, adaptive)
+        kind = (port.speed_gbps, port.broken_out, port.mtu_bytes, bool(port.ipv4),
+                adaptive_routing and adaptive_routing_port(port, SPEC))
+        stamp = stamps.get(kind)
+        if stamp is None:
+            lane_speed = f"{port.speed_gbps}G" if port.broken_out else None
+            stamp = stamps[kind] = _port_stamp(lane_speed, switch.port_mtu(port), kind[3], watchdog, kind[4])
         interfaces[port.name] = stamp.make(port.description, port.ipv4) if port.ipv4 else \
             stamp.make(port.description)
     for name, speed, _lanes in unused_children(switch):
@@ -270,11 +275,15 @@ def _bgp(switch: Switch) -> Tree:
     neighbors: Tree = {}
     prefer_global = parallel_peers(switch)
     timers = switch.bgp.bfd
+    stamps: dict[tuple[bool, bool], Stamp] = {}  # each kind of neighbour's stamp looked up once per switch
     for n in switch.bgp.neighbors:
         key = n.interface or n.address
         assert key is not None
-        neighbors[key] = _neighbor_stamp(bool(n.interface), timers, key in prefer_global).make(
-            n.description, n.remote_asn)
+        kind = bool(n.interface), key in prefer_global
+        stamp = stamps.get(kind)
+        if stamp is None:
+            stamp = stamps[kind] = _neighbor_stamp(kind[0], timers, kind[1])
+        neighbors[key] = stamp.make(n.description, n.remote_asn)
     ipv4: Tree = {}
     if switch.bgp.aggregates:
         # Cumulus 5.14 "Optional BGP Configuration", Aggregate Addresses: summary-only suppresses the longer prefixes
