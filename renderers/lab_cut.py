@@ -5,7 +5,7 @@ capped. renderers/containerlab.py writes the cut as a topology."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from rocefab.renderers.plan import FabricPlan, Host, Link, LinkKind, Role, Switch
 from rocefab.renderers.record import record
@@ -39,10 +39,11 @@ class LabCut:
         return tuple(s.name for s in self.switches) + tuple(h.name for h in self.hosts)
 
 
-def _switch_link_counts(links: Iterable[Link]) -> dict[str, dict[str, int]]:
-    """Links between each two switches, both directions; host links (a third of a rail fabric's) are left out,
-    as the spines and super-spines are chosen by their links to switches."""
-    pairs = Counter((link.a.device, link.b.device) for link in links if link.kind is not LinkKind.HOST)
+def _switch_link_counts(links: Iterable[Link], touching: Collection[str]) -> dict[str, dict[str, int]]:
+    """Links between each two switches one of which is in `touching`, both directions; host links (a third of a
+    rail fabric's) are left out, as the spines and super-spines are chosen by their links to switches."""
+    pairs = Counter((link.a.device, link.b.device) for link in links
+                    if (link.a.device in touching or link.b.device in touching) and link.kind is not LinkKind.HOST)
     counts: dict[str, dict[str, int]] = {}
     for (a, b), n in pairs.items():
         towards_b, towards_a = counts.setdefault(a, {}), counts.setdefault(b, {})
@@ -148,11 +149,13 @@ def select_lab_cut(plan: FabricPlan) -> LabCut:
 
     The choice is deterministic and reads only the plan.
     """
-    counts = _switch_link_counts(plan.links)
     leaves = _pick_leaves(plan)
     leaf_names = [s.name for s in leaves]
-    spines = _pick_covering([s for s in plan.switches if s.role is Role.SPINE], leaf_names, counts, MAX_SPINES)
-    superspines = _pick_superspines([s for s in plan.switches if s.role is Role.SUPERSPINE], spines, counts)
+    # links counted only where the choice reads them: to the kept leaves, then to the kept spines
+    spines = _pick_covering([s for s in plan.switches if s.role is Role.SPINE], leaf_names,
+                            _switch_link_counts(plan.links, set(leaf_names)), MAX_SPINES)
+    superspines = _pick_superspines([s for s in plan.switches if s.role is Role.SUPERSPINE], spines,
+                                    _switch_link_counts(plan.links, {s.name for s in spines}))
     hosts = _pick_hosts(plan, leaves)
 
     kept = {s.name for s in (*superspines, *spines, *leaves)} | {h.name for h in hosts}
