@@ -125,16 +125,16 @@ def render_cabling_csv(plan: FabricPlan, rows: list[Connection] | None = None) -
     per medium."""
     cell = _Cells()
     kinds = {kind: cell[kind.value] for kind in LinkKind}
-    media_cells: dict[tuple[Media, bool], str] = {}
+    media_cells: dict[tuple[str, bool], str] = {}  # by the media's name: a record's hash is a Python call
     out = [",".join(COLUMNS) + "\n"]
     for row in rows if rows is not None else connections(plan):
         link = row.link
         a, b = link.a, link.b
         splitter = row.shared == SPLITTER
-        media = media_cells.get((row.media, splitter))
+        media = media_cells.get((row.media.name, splitter))
         if media is None:
             name = f"{row.media.name} splitter" if splitter else row.media.name
-            media = media_cells[(row.media, splitter)] = f"{cell[name]},{cell[row.media.reach]}"
+            media = media_cells[(row.media.name, splitter)] = f"{cell[name]},{cell[row.media.reach]}"
         out.append(f"{row.cable},{kinds[link.kind]},{cell[a.device]},{cell[a.port]},{cell[row.a_rack]},"
                    f"{cell[b.device]},{cell[b.port]},{cell[row.b_rack]},{link.speed_gbps:d},{media},{link.length_m:d}\n")
     return "".join(out)
