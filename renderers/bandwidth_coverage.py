@@ -16,6 +16,8 @@ is taken per T, with what arrives at each switch of N(T) for that T.
 
 from __future__ import annotations
 
+from itertools import chain, repeat
+
 from rocefab.renderers.bandwidth_pairs import PerftestPair
 from rocefab.renderers.plan import FabricPlan, LinkKind
 from rocefab.renderers.record import record
@@ -60,19 +62,15 @@ def _graph(plan: FabricPlan) -> Graph:
 
 def _distances(peers: dict[str, tuple[str, ...]], start: frozenset[str]) -> dict[str, int]:
     """Hops from `start` to every switch it reaches, a breadth at a time over each switch's distinct peers (the
-    parallel links of a pair of switches are one step; a 98,304-GPU fabric is walked from two dozen starts)."""
+    parallel links of a pair of switches are one step; a 98,304-GPU fabric is walked from two dozen starts, each
+    breadth a union of peer tuples made by C loops)."""
     dist = dict.fromkeys(start, 0)
-    frontier = list(start)
+    frontier: set[str] = set(start)
     d = 0
     while frontier:
         d += 1
-        reached = []
-        for node in frontier:
-            for peer in peers.get(node, ()):
-                if peer not in dist:
-                    dist[peer] = d
-                    reached.append(peer)
-        frontier = reached
+        frontier = set(chain.from_iterable(map(peers.get, frontier, repeat(())))).difference(dist)
+        dist.update(dict.fromkeys(frontier, d))
     return dist
 
 
