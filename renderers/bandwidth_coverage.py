@@ -74,10 +74,6 @@ def _distances(peers: dict[str, tuple[str, ...]], start: frozenset[str]) -> dict
     return dist
 
 
-def _distinct_peers(graph: Graph) -> dict[str, tuple[str, ...]]:
-    return {node: tuple(dict.fromkeys(peer for _, peer in ends)) for node, ends in graph.items()}
-
-
 def _link_runs(graph: Graph) -> dict[str, tuple[tuple[str, int], ...]]:
     """Per switch, its links in cabling order as runs of consecutive links to one switch: (that switch, how many
     links)."""
@@ -191,7 +187,7 @@ def coverage(plan: FabricPlan, pairs: tuple[PerftestPair, ...]) -> Coverage:
         if near & targets:  # server leaves cabled to each other: N(T) would hold T itself; not a Clos
             raise ValueError(f"fabric links between server leaves {sorted(near & targets)}")
         by_neighbourhood.setdefault(near, []).append(targets)
-    peers = _distinct_peers(graph)
+    peers = {node: tuple(dict.fromkeys(peer for peer, _ in ends)) for node, ends in runs.items()}  # distinct
     for near, target_sets in by_neighbourhood.items():
         walk = _Neighbourhood(graph, peers, runs, near)
         climbing: dict[str, float] = {}

@@ -237,7 +237,7 @@ def bandwidth_plan(plan: FabricPlan) -> BandwidthPlan:
     order = sorted(range(len(flagged)), key=lambda i: (rounds[i], i))
     pairs = []
     # What a pair's scope, QPs and rates are made of is the same for the many pairs between two groups (a
-    # 98,304-GPU fabric: 99,840 pairs, a few hundred kinds), so each kind is worked out once.
+    # 98,304-GPU fabric: 99,840 pairs of 3,072 kinds), so each kind is worked out once.
     kinds: dict[tuple[object, ...], tuple[str, int, int, float]] = {}
     for number, i in enumerate(order, start=1):
         client, server, crosses = flagged[i]
