@@ -107,9 +107,8 @@ class _Neighbourhood:
     whenever one of them is, so each carries the same share, added in the same order; the links get their
     switch pair's count once the walks are done."""
 
-    def __init__(self, graph: Graph, peers: dict[str, tuple[str, ...]], runs: dict[str, tuple[tuple[str, int], ...]],
+    def __init__(self, peers: dict[str, tuple[str, ...]], runs: dict[str, tuple[tuple[str, int], ...]],
                  members: frozenset[str]) -> None:
-        self.graph = graph
         self.runs = runs
         self.dist = _distances(peers, members)
         self._hops: dict[str, _Hops] = {}
@@ -189,7 +188,7 @@ def coverage(plan: FabricPlan, pairs: tuple[PerftestPair, ...]) -> Coverage:
         by_neighbourhood.setdefault(near, []).append(targets)
     peers = {node: tuple(dict.fromkeys(peer for peer, _ in ends)) for node, ends in runs.items()}  # distinct
     for near, target_sets in by_neighbourhood.items():
-        walk = _Neighbourhood(graph, peers, runs, near)
+        walk = _Neighbourhood(peers, runs, near)
         climbing: dict[str, float] = {}
         for targets in target_sets:
             for leaf, amount in routes[targets].items():

@@ -223,6 +223,7 @@ def _finish(state: PlanState, hosts: list[Host]) -> FabricPlan:
         services=site_services(intent.services),
     )
 
+
 def _in_port_order(ports: list[SwitchPort], order: tuple[str, ...] | None) -> tuple[SwitchPort, ...]:
     """`ports` sorted by the natural order of their names: picked in `order` (every port name of the switch's
     model in the plan, natural_order's) when no name is taken twice, a lookup per name instead of a sort key
