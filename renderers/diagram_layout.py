@@ -7,10 +7,9 @@ import math
 from collections import Counter
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from operator import attrgetter
 
 from rocefab.platforms import UNITS, DiagramStyle, host_unit
-from rocefab.renderers.plan import FabricPlan, Host, LinkKind, Role, Switch
+from rocefab.renderers.plan import A_DEVICE, B_DEVICE, KIND, SPEED, FabricPlan, Host, LinkKind, Role, Switch
 
 INDIVIDUAL_MAX = 16  # a tier of at most this many switches is drawn switch by switch
 TIMES, DASH = "\N{MULTIPLICATION SIGN}", "\N{EN DASH}"  # spelled out: ruff flags the look-alike glyphs
@@ -198,12 +197,12 @@ def aggregate_edges(plan: FabricPlan, bands: list[list[Group]]) -> Edges:
     index_of = {name: g.index for g in groups for name in g.members}
     by_index = {g.index: g for g in groups}
     links = plan.links
-    speeds = list(map(_SPEED, links))
+    speeds = list(map(SPEED, links))
     edges = Edges()
-    for (kind, speed), n in Counter(zip(map(_KIND, links), speeds)).items():
+    for (kind, speed), n in Counter(zip(map(KIND, links), speeds, strict=True)).items():
         edges.cables[kind.value, speed] = n
-    ends = zip(map(index_of.__getitem__, map(_A_DEVICE, links)), map(index_of.__getitem__, map(_B_DEVICE, links)),
-               speeds)
+    ends = zip(map(index_of.__getitem__, map(A_DEVICE, links)), map(index_of.__getitem__, map(B_DEVICE, links)),
+               speeds, strict=True)
     for (a, b, speed), n in Counter(ends).items():
         if a == b:
             by_index[a].internal += n
@@ -212,9 +211,6 @@ def aggregate_edges(plan: FabricPlan, bands: list[list[Group]]) -> Edges:
         cables[speed] = cables.get(speed, 0) + n
     return edges
 
-
-_SPEED, _KIND = attrgetter("speed_gbps"), attrgetter("kind")
-_A_DEVICE, _B_DEVICE = attrgetter("a.device"), attrgetter("b.device")
 
 
 # --- layout ------------------------------------------------------------------------------------------------

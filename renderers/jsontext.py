@@ -143,7 +143,8 @@ def _plain_floats(values: list[object]) -> bool:
     if not kinds <= _PLAIN_KINDS:
         return False
     floats = typing.cast(list[float], values if kinds == {float} else [v for v in values if type(v) is float])
-    sizes: list[float] = list(map(abs, filter(None, floats)))  # zero prints alike; NaN and the infinities fail both tests
+    # zero prints alike; NaN and the infinities fail both tests
+    sizes: list[float] = list(map(abs, filter(None, floats)))
     return all(map(_LEAST_PLAIN.__le__, sizes)) and all(map(_BEYOND_PLAIN.__gt__, sizes))
 
 
