@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
+from itertools import compress
 
 from rocefab.models.checks.qos import L2_OVERHEAD_BYTES
 from rocefab.models.findings import Finding, Severity
 from rocefab.platforms import unit
 from rocefab.renderers.common import adaptive_routing_port
 from rocefab.renderers.natural import natural_key
-from rocefab.renderers.plan import FabricPlan, LinkKind, PortRole, Role, SwitchPort
+from rocefab.renderers.plan import (
+    A_DEVICE,
+    B_DEVICE,
+    KIND,
+    FabricPlan,
+    Link,
+    LinkKind,
+    PortRole,
+    Role,
+    SwitchPort,
+)
 
 
 def _error(code: str, message: str, hint: str = "") -> Finding:
@@ -18,7 +30,6 @@ def _error(code: str, message: str, hint: str = "") -> Finding:
 
 def check_plan(plan: FabricPlan) -> list[Finding]:
     found: list[Finding] = []
-    switches = {s.name: s for s in plan.switches}
 
     # Both ends of every cable must run the same speed: a host NIC port, or a switch port. Per device, its ports'
     # speeds by name (one dict per device, not a tuple key per port: 590,000 link ends at 98,304 GPUs).
@@ -33,16 +44,7 @@ def check_plan(plan: FabricPlan) -> list[Finding]:
         speeds = speed_of.setdefault(h.name, {})
         speeds.update({m.netdev: b.speed_gbps for b in h.bonds for m in b.members})
         speeds.update({n.netdev: n.speed_gbps for n in h.nics})
-    nothing: dict[str, int] = {}
-    for link in plan.links:
-        for end in (link.a, link.b):
-            speed = speed_of.get(end.device, nothing).get(end.port)
-            if speed != link.speed_gbps:
-                found.append(_error(
-                    "link-speed-mismatch",
-                    f"{link.a.device} {link.a.port} <-> {link.b.device} {link.b.port}: {end.device} {end.port} "
-                    f"runs at {speed} Gb/s, the link at {link.speed_gbps} Gb/s",
-                ))
+    found.extend(_speed_mismatches(plan.links, speed_of))
 
     pairs: dict[str, list[str]] = {}
     for sw in plan.switches:
@@ -61,24 +63,21 @@ def check_plan(plan: FabricPlan) -> list[Finding]:
 
     names = Counter([s.name for s in plan.switches] + [h.name for h in plan.hosts])
     found += [_error("duplicate-name", f"device name {n} is used {c} times") for n, c in names.items() if c > 1]
-    addresses = Counter(address.split("/")[0] for address in (
-        [s.loopback_ipv4 for s in plan.switches]
-        + [p.ipv4 for s in plan.switches for p in s.ports if p.ipv4]
-        + [b.ipv4 for h in plan.hosts for b in h.bonds]
-        + [n.ipv4 for h in plan.hosts for n in h.nics]
-    ))
+    assigned = [s.loopback_ipv4 for s in plan.switches]
+    assigned += [p.ipv4 for s in plan.switches for p in s.ports if p.ipv4]
+    assigned += [b.ipv4 for h in plan.hosts for b in h.bonds]
+    assigned += [n.ipv4 for h in plan.hosts for n in h.nics]
+    addresses = Counter([a.partition("/")[0] for a in assigned])  # the address, whatever its prefix
     found += [_error("duplicate-address", f"address {a} is assigned {c} times")
               for a, c in addresses.items() if c > 1]
     leaf_asns = Counter(s.asn for s in plan.switches if s.role is Role.LEAF)
     found += [_error("duplicate-asn", f"ASN {a} is used by {c} leaves") for a, c in leaf_asns.items() if c > 1]
 
     host_mtu = plan.host_profile.mtu_bytes
-    for link in plan.links:
-        if link.kind is not LinkKind.HOST:
-            continue
-        sw = switches[link.a.device]
-        if host_mtu + L2_OVERHEAD_BYTES > sw.mtu_bytes:
-            found.append(_error("mtu-too-small", f"{sw.name} {link.a.port}: MTU {sw.mtu_bytes} cannot carry "
+    too_small = {sw.name: sw for sw in plan.switches if host_mtu + L2_OVERHEAD_BYTES > sw.mtu_bytes}
+    for link in plan.links if too_small else ():  # their host ports, in link order
+        if link.kind is LinkKind.HOST and (leaf := too_small.get(link.a.device)) is not None:
+            found.append(_error("mtu-too-small", f"{leaf.name} {link.a.port}: MTU {leaf.mtu_bytes} cannot carry "
                                                  f"host frames of {host_mtu} + {L2_OVERHEAD_BYTES} bytes"))
 
     found.extend(_platform_limits(plan))
@@ -86,6 +85,25 @@ def check_plan(plan: FabricPlan) -> list[Finding]:
     found.extend(_adaptive_routing_not_rendered(plan))
     found.extend(_adaptive_routing_mixed(plan))
     found.extend(_reach(plan))
+    return found
+
+
+def _speed_mismatches(links: Sequence[Link], speed_of: dict[str, dict[str, int]]) -> list[Finding]:
+    """Link ends whose port runs at another speed than the link, or is no port of its device."""
+    nothing: dict[str, int] = {}
+    found: list[Finding] = []
+    for link in links:
+        a, b, speed = link.a, link.b, link.speed_gbps
+        if speed_of.get(a.device, nothing).get(a.port) == speed == speed_of.get(b.device, nothing).get(b.port):
+            continue  # all but a broken plan's links: both ends read once, no tuple made
+        for end in (a, b):
+            found_speed = speed_of.get(end.device, nothing).get(end.port)
+            if found_speed != speed:
+                found.append(_error(
+                    "link-speed-mismatch",
+                    f"{a.device} {a.port} <-> {b.device} {b.port}: {end.device} {end.port} "
+                    f"runs at {found_speed} Gb/s, the link at {speed} Gb/s",
+                ))
     return found
 
 
@@ -166,10 +184,11 @@ def _reach(plan: FabricPlan) -> list[Finding]:
     if tiers < 2 or len(leaves) < 2:
         return []
     adjacent: dict[str, set[str]] = {s.name: set() for s in plan.switches}
-    for link in plan.links:
-        if link.kind is LinkKind.FABRIC:
-            adjacent[link.a.device].add(link.b.device)
-            adjacent[link.b.device].add(link.a.device)
+    links = plan.links
+    fabric = list(compress(links, map(LinkKind.FABRIC.__eq__, map(KIND, links))))
+    for a, b in zip(map(A_DEVICE, fabric), map(B_DEVICE, fabric), strict=True):
+        adjacent[a].add(b)
+        adjacent[b].add(a)
     limit = 2 * (tiers - 1)
     groups: dict[frozenset[str], list[str]] = {}
     for leaf in leaves:
@@ -180,7 +199,7 @@ def _reach(plan: FabricPlan) -> list[Finding]:
         seen = {members[0]}
         frontier = {members[0]}
         for _ in range(limit):
-            frontier = {n for node in frontier for n in adjacent[node]} - seen
+            frontier = set().union(*map(adjacent.__getitem__, frontier)) - seen
             seen |= frontier
         missing = sorted(everyone - seen, key=natural_key)
         if missing:

@@ -240,6 +240,25 @@ def test_a_port_cabled_twice_and_a_cable_of_two_speeds_are_caught() -> None:
     assert all(m.endswith(f"the link at {slower.speed_gbps} Gb/s") for m in mismatches)
 
 
+def test_an_address_used_twice_and_a_leaf_mtu_below_the_hosts_frames_are_caught() -> None:
+    """The plan's own checks on addresses (one owner each, whatever the prefix length it is written with) and on
+    MTU (every leaf carries its hosts' frames), on a plan edited after the planner."""
+    plan = example_plan("pod32")
+    leaf = next(s for s in plan.switches if s.role is Role.LEAF)
+    spine = next(s for s in plan.switches if s.role is Role.SPINE)
+    address = leaf.loopback_ipv4.split("/")[0]
+    clash = replace(spine, loopback_ipv4=f"{address}/31")  # another prefix length, the same address
+    small = replace(leaf, mtu_bytes=plan.host_profile.mtu_bytes)  # no room for the Ethernet header
+    edited = replace(plan, switches=tuple(small if s is leaf else clash if s is spine else s for s in plan.switches))
+    found = check_plan(edited)
+    assert [f.message for f in found if f.code == "duplicate-address"] == [f"address {address} is assigned 2 times"]
+    host_ports = [link.a.port for link in plan.links if link.kind is LinkKind.HOST and link.a.device == leaf.name]
+    too_small = [f.message for f in found if f.code == "mtu-too-small"]
+    assert host_ports and too_small == [
+        f"{leaf.name} {port}: MTU {small.mtu_bytes} cannot carry host frames of {plan.host_profile.mtu_bytes} + "
+        f"18 bytes" for port in host_ports]
+
+
 def test_a_pod_without_super_spine_uplinks_is_out_of_reach() -> None:
     plan = example_plan("tor128-3tier")
     pod0_spines = {s.name for s in plan.switches if s.role is Role.SPINE and s.pod == 0}

@@ -115,10 +115,13 @@ def _records(root: type) -> set[type]:
     return found
 
 
-def test_the_links_cable_digest_is_made_of_their_cable_values() -> None:
-    """links_cables_digest writes cable_values out for speed; both must read the same fields."""
-    links = example_plan("pod32").links
-    expected = hashlib.sha256(repr([cable_values(link) for link in links]).encode()).hexdigest()
+@pytest.mark.parametrize("name", ["lab", "pod32", "cluster1024-rail"])
+def test_the_links_digests_are_made_of_their_key_text_and_their_cable_values(name: str) -> None:
+    """links_digest writes key_text of the links out, links_cables_digest their cable_values, both for speed: each
+    must read what the function it stands for reads (a field added to Link or Endpoint shows here)."""
+    links = example_plan(name).links
+    assert input_keys.links_digest(links) == hashlib.sha256(input_keys.key_text(tuple(links))).hexdigest()
+    expected = hashlib.sha256(orjson.dumps([cable_values(link) for link in links])).hexdigest()
     assert input_keys.links_cables_digest(links) == expected
 
 
