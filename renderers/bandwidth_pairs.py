@@ -20,7 +20,7 @@ from collections import Counter
 from itertools import compress, zip_longest
 
 from rocefab.renderers.natural import natural_key
-from rocefab.renderers.plan import A_DEVICE, KIND, SPEED, FabricPlan, Host, LinkKind, Switch
+from rocefab.renderers.plan import A_DEVICE, LINK_KIND, LINK_SPEED, FabricPlan, Host, LinkKind, Switch
 from rocefab.renderers.record import record
 
 PERFTEST_BASE_PORT = 18515  # perftest's own default; a host's n-th RDMA device serves on base + n
@@ -160,10 +160,11 @@ def _uplinks(plan: FabricPlan) -> tuple[dict[str, int], dict[str, int]]:
     """Per leaf: how many fabric links it has, and the slowest one's speed (the links read by C loops: 294,912
     at 98,304 GPUs)."""
     links = plan.links
-    fabric = list(compress(links, map(LinkKind.FABRIC.__eq__, map(KIND, links))))
+    fabric = list(compress(links, map(LinkKind.FABRIC.__eq__, map(LINK_KIND, links))))
     leaves = list(map(A_DEVICE, fabric))
     slowest: dict[str, int] = {}
-    for leaf, speed in dict.fromkeys(zip(leaves, map(SPEED, fabric), strict=True)):  # each leaf's speeds, once each
+    speeds = map(LINK_SPEED, fabric)
+    for leaf, speed in dict.fromkeys(zip(leaves, speeds, strict=True)):  # each leaf's speeds, once each
         slowest[leaf] = min(slowest.get(leaf, speed), speed)
     return dict(Counter(leaves)), slowest
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
 from rocefab.platforms import UNITS, DiagramStyle, host_unit
-from rocefab.renderers.plan import A_DEVICE, B_DEVICE, KIND, SPEED, FabricPlan, Host, LinkKind, Role, Switch
+from rocefab.renderers.plan import A_DEVICE, B_DEVICE, LINK_KIND, LINK_SPEED, FabricPlan, Host, LinkKind, Role, Switch
 
 INDIVIDUAL_MAX = 16  # a tier of at most this many switches is drawn switch by switch
 TIMES, DASH = "\N{MULTIPLICATION SIGN}", "\N{EN DASH}"  # spelled out: ruff flags the look-alike glyphs
@@ -197,9 +197,9 @@ def aggregate_edges(plan: FabricPlan, bands: list[list[Group]]) -> Edges:
     index_of = {name: g.index for g in groups for name in g.members}
     by_index = {g.index: g for g in groups}
     links = plan.links
-    speeds = list(map(SPEED, links))
+    speeds = list(map(LINK_SPEED, links))
     edges = Edges()
-    for (kind, speed), n in Counter(zip(map(KIND, links), speeds, strict=True)).items():
+    for (kind, speed), n in Counter(zip(map(LINK_KIND, links), speeds, strict=True)).items():
         edges.cables[kind.value, speed] = n
     ends = zip(map(index_of.__getitem__, map(A_DEVICE, links)), map(index_of.__getitem__, map(B_DEVICE, links)),
                speeds, strict=True)

@@ -14,7 +14,7 @@ from rocefab.renderers.natural import natural_key
 from rocefab.renderers.plan import (
     A_DEVICE,
     B_DEVICE,
-    KIND,
+    LINK_KIND,
     FabricPlan,
     Link,
     LinkKind,
@@ -185,7 +185,7 @@ def _reach(plan: FabricPlan) -> list[Finding]:
         return []
     adjacent: dict[str, set[str]] = {s.name: set() for s in plan.switches}
     links = plan.links
-    fabric = list(compress(links, map(LinkKind.FABRIC.__eq__, map(KIND, links))))
+    fabric = list(compress(links, map(LinkKind.FABRIC.__eq__, map(LINK_KIND, links))))
     for a, b in zip(map(A_DEVICE, fabric), map(B_DEVICE, fabric), strict=True):
         adjacent[a].add(b)
         adjacent[b].add(a)
