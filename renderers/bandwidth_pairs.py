@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from itertools import compress, zip_longest
+from itertools import zip_longest
 
 from rocefab.renderers.natural import natural_key
-from rocefab.renderers.plan import A_DEVICE, LINK_KIND, LINK_SPEED, FabricPlan, Host, LinkKind, Switch
+from rocefab.renderers.plan import A_DEVICE, LINK_SPEED, FabricPlan, Host, Switch, fabric_links
 from rocefab.renderers.record import record
 
 PERFTEST_BASE_PORT = 18515  # perftest's own default; a host's n-th RDMA device serves on base + n
@@ -159,8 +159,7 @@ def _cross_rail(same: dict[str, list[tuple[RdmaPort, RdmaPort]]],
 def _uplinks(plan: FabricPlan) -> tuple[dict[str, int], dict[str, int]]:
     """Per leaf: how many fabric links it has, and the slowest one's speed (the links read by C loops: 294,912
     at 98,304 GPUs)."""
-    links = plan.links
-    fabric = list(compress(links, map(LinkKind.FABRIC.__eq__, map(LINK_KIND, links))))
+    fabric = fabric_links(plan.links)
     leaves = list(map(A_DEVICE, fabric))
     slowest: dict[str, int] = {}
     speeds = map(LINK_SPEED, fabric)

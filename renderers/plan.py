@@ -6,9 +6,11 @@ to JSON (`rocefab plan --json`) so operators and other tools can consume the sam
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import field
 from enum import StrEnum
 from ipaddress import IPv4Network
+from itertools import compress
 from operator import attrgetter
 
 from rocefab.models.resolve import Role
@@ -341,6 +343,11 @@ class Host:
 # several fields of each link, Python 3.11's specialised attribute loads beat these generic ones.
 LINK_KIND, LINK_SPEED = attrgetter("kind"), attrgetter("speed_gbps")
 A_DEVICE, B_DEVICE = attrgetter("a.device"), attrgetter("b.device")
+
+
+def fabric_links(links: Sequence[Link]) -> list[Link]:
+    """The links between switches, in plan order, picked by C loops."""
+    return list(compress(links, map(LinkKind.FABRIC.__eq__, map(LINK_KIND, links))))
 
 
 def cable_values(item: Switch | Host | Link) -> tuple[object, ...]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from itertools import compress
 
 from rocefab.models.checks.qos import L2_OVERHEAD_BYTES
 from rocefab.models.findings import Finding, Severity
@@ -14,13 +13,13 @@ from rocefab.renderers.natural import natural_key
 from rocefab.renderers.plan import (
     A_DEVICE,
     B_DEVICE,
-    LINK_KIND,
     FabricPlan,
     Link,
     LinkKind,
     PortRole,
     Role,
     SwitchPort,
+    fabric_links,
 )
 
 
@@ -184,8 +183,7 @@ def _reach(plan: FabricPlan) -> list[Finding]:
     if tiers < 2 or len(leaves) < 2:
         return []
     adjacent: dict[str, set[str]] = {s.name: set() for s in plan.switches}
-    links = plan.links
-    fabric = list(compress(links, map(LinkKind.FABRIC.__eq__, map(LINK_KIND, links))))
+    fabric = fabric_links(plan.links)
     for a, b in zip(map(A_DEVICE, fabric), map(B_DEVICE, fabric), strict=True):
         adjacent[a].add(b)
         adjacent[b].add(a)
